@@ -1,0 +1,388 @@
+// Package testutil starts redis-server and basalt for tests, talks raw RESP to
+// them and compares their replies (differential tests). It is imported only
+// from _test.go files.
+package testutil
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ReadyTimeout bounds how long a started server may take to answer PING.
+var ReadyTimeout = 10 * time.Second
+
+// stopTimeout is how long Stop waits after SIGTERM before SIGKILL.
+const stopTimeout = 10 * time.Second
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// Another process may grab it before we use it; starters retry on that.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("FreePort: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Proc is a server process started by a test. It can be killed, stopped and
+// restarted on the same port and directory; every process it starts is
+// stopped, by PID, in t.Cleanup.
+type Proc struct {
+	Addr string    // "127.0.0.1:port"
+	Port int       //
+	Dir  string    // data directory (--dir)
+	Log  string    // file receiving the process's stdout and stderr
+	Cmd  *exec.Cmd // the latest process started
+
+	name string                  // for messages: "redis-server", "basalt"
+	path string                  // binary
+	args func(port int) []string // command-line arguments for a port
+
+	mu        sync.Mutex
+	cur       *run
+	tailShown bool // the log tail is already in a failure message
+}
+
+// run is one started process.
+type run struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once cmd.Wait has returned
+	err  error         // cmd.Wait's result, valid after done
+}
+
+func (r *run) kill() {
+	_ = r.cmd.Process.Signal(syscall.SIGKILL) // ErrProcessDone if already gone
+	<-r.done
+}
+
+func (r *run) stop() error {
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+		return r.err
+	case <-time.After(stopTimeout):
+		r.kill()
+		return fmt.Errorf("pid %d still running %v after SIGTERM; sent SIGKILL", r.cmd.Process.Pid, stopTimeout)
+	}
+}
+
+func (r *run) exited() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *Proc) current() *run {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cur
+}
+
+// Pid is the PID of the latest process started (it may have exited).
+func (p *Proc) Pid() int {
+	if r := p.current(); r != nil {
+		return r.cmd.Process.Pid
+	}
+	return 0
+}
+
+// Running reports whether the latest process is still running.
+func (p *Proc) Running() bool {
+	r := p.current()
+	return r != nil && !r.exited()
+}
+
+// Kill sends SIGKILL and waits for the process to exit. Safe to call from
+// any goroutine (crash tests kill in the middle of writes).
+func (p *Proc) Kill() {
+	if r := p.current(); r != nil {
+		r.kill()
+	}
+}
+
+// Stop sends SIGTERM, waits up to 10s, then SIGKILLs. It returns the process's
+// exit error: nil after a clean exit, non-nil if it had to be killed, exited
+// with a non-zero status, or had already been killed.
+func (p *Proc) Stop() error {
+	if r := p.current(); r != nil {
+		return r.stop()
+	}
+	return nil
+}
+
+// Restart starts the same command again, on the same port and directory,
+// after Kill or Stop, and waits until it answers PING.
+func (p *Proc) Restart(t testing.TB) {
+	t.Helper()
+	if p.Running() {
+		t.Fatalf("Restart: %s pid %d is still running; Kill or Stop it first", p.name, p.Pid())
+	}
+	p.launch(t, false)
+}
+
+var errAddrInUse = errors.New("address already in use")
+
+// newProc starts a server in dir, logging to dir/logName, on a fresh port.
+// With tailOnFail the log's tail is shown if the test fails (for basalt; the
+// oracle's log would only be noise).
+func newProc(t testing.TB, name, path, dir, logName string, tailOnFail bool, args func(port int) []string) *Proc {
+	t.Helper()
+	p := &Proc{Dir: dir, Log: filepath.Join(dir, logName), name: name, path: path, args: args}
+	p.setPort(FreePort(t))
+	// Registered before any process cleanup, so it runs after the process is
+	// stopped and shows its last words.
+	t.Cleanup(func() {
+		if tailOnFail && t.Failed() && !p.tailShown {
+			t.Logf("%s log %s, tail:\n%s", p.name, p.Log, p.tail())
+		}
+	})
+	p.launch(t, true)
+	return p
+}
+
+func (p *Proc) setPort(port int) {
+	p.Port = port
+	p.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// launch starts the process and waits for readiness. If the port was taken
+// meanwhile it retries, on a new port if allowed, else on the same one.
+func (p *Proc) launch(t testing.TB, newPort bool) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := p.start(t)
+		if err == nil {
+			return
+		}
+		if errors.Is(err, errAddrInUse) && attempt < 5 {
+			if newPort {
+				p.setPort(FreePort(t))
+			} else {
+				time.Sleep(200 * time.Millisecond)
+			}
+			continue
+		}
+		p.tailShown = true
+		t.Fatalf("starting %s on %s: %v\n--- log %s, tail:\n%s", p.name, p.Addr, err, p.Log, p.tail())
+	}
+}
+
+func (p *Proc) start(t testing.TB) error {
+	f, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	logStart, _ := f.Seek(0, io.SeekEnd)
+	argv := p.args(p.Port)
+	fmt.Fprintf(f, "=== testutil: starting %s %s\n", p.path, strings.Join(quoteArgs(argv), " "))
+
+	cmd := exec.Command(p.path, argv...)
+	cmd.Dir = p.Dir
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = sysProcAttr()
+	err = cmd.Start()
+	f.Close() // the child has its own descriptor
+	if err != nil {
+		return err
+	}
+	r := &run{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		r.err = cmd.Wait()
+		close(r.done)
+	}()
+	t.Cleanup(func() { _ = r.stop() })
+	p.mu.Lock()
+	p.cur, p.Cmd = r, cmd
+	p.mu.Unlock()
+	return p.waitReady(r, logStart)
+}
+
+// waitReady polls PING until +PONG, the process exits or ReadyTimeout passes.
+func (p *Proc) waitReady(r *run, logStart int64) error {
+	deadline := time.Now().Add(ReadyTimeout)
+	for {
+		if r.exited() {
+			if strings.Contains(strings.ToLower(p.logSince(logStart)), "address already in use") {
+				return errAddrInUse
+			}
+			return fmt.Errorf("pid %d exited before answering PING: %v", r.cmd.Process.Pid, r.err)
+		}
+		if pingOK(p.Addr) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pid %d does not answer PING after %v", r.cmd.Process.Pid, ReadyTimeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func pingOK(addr string) bool {
+	nc, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(time.Second))
+	if _, err := nc.Write(Command("PING")); err != nil {
+		return false
+	}
+	buf := make([]byte, 7)
+	_, err = io.ReadFull(nc, buf)
+	return err == nil && string(buf) == "+PONG\r\n"
+}
+
+func (p *Proc) logSince(off int64) string {
+	b, err := os.ReadFile(p.Log)
+	if err != nil || off > int64(len(b)) {
+		return ""
+	}
+	return string(b[off:])
+}
+
+// tail returns the last lines of the log file.
+func (p *Proc) tail() string {
+	const maxBytes, maxLines = 16 << 10, 60
+	b, err := os.ReadFile(p.Log)
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	if len(b) > maxBytes {
+		b = b[len(b)-maxBytes:]
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > maxLines {
+		lines = lines[len(lines)-maxLines:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// StartRedis starts Debian's redis-server on a free port with persistence off
+// and a fresh directory, and waits until it answers PING.
+func StartRedis(t testing.TB, extraArgs ...string) *Proc {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server is not in PATH (%v); install it with: apt-get install -y redis-server", err)
+	}
+	dir := t.TempDir()
+	return newProc(t, "redis-server", path, dir, "redis.log", false, func(port int) []string {
+		return append([]string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
+		}, extraArgs...)
+	})
+}
+
+// StartBasalt starts basalt with --bind 127.0.0.1 --port P --dir dir plus
+// args (dir "" means a fresh t.TempDir()) and waits until it answers PING.
+// Its output goes to dir/basalt.log, whose tail is logged if the test fails.
+func StartBasalt(t testing.TB, dir string, args ...string) *Proc {
+	t.Helper()
+	bin := BasaltBinary(t)
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	return newProc(t, "basalt", bin, dir, "basalt.log", true, func(port int) []string {
+		return append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir}, args...)
+	})
+}
+
+var basaltBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// BasaltBinary returns the path of the basalt binary: $BASALT_BIN if set,
+// else ./cmd/basalt built once per test process.
+func BasaltBinary(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv("BASALT_BIN"); bin != "" {
+		path, err := exec.LookPath(bin)
+		if err == nil {
+			path, err = filepath.Abs(path) // processes run with cmd.Dir = data dir
+		}
+		if err != nil {
+			t.Fatalf("BASALT_BIN=%q: %v", bin, err)
+		}
+		return path
+	}
+	basaltBuild.once.Do(func() { basaltBuild.path, basaltBuild.err = buildBasalt() })
+	if basaltBuild.err != nil {
+		t.Fatalf("building basalt: %v", basaltBuild.err)
+	}
+	return basaltBuild.path
+}
+
+// buildBasalt builds ./cmd/basalt into a cache directory keyed by the module
+// root. The output is renamed into place, so test processes of several
+// packages building at once never see a half-written binary, and nothing
+// accumulates in /tmp across runs.
+func buildBasalt() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(cache, "basalt-test", hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, "basalt")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/basalt")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/basalt in %s: %v\n%s", root, err, b)
+	}
+	final := filepath.Join(dir, "basalt")
+	if err := os.Rename(out, final); err != nil {
+		return "", err
+	}
+	return final, nil
+}
+
+// moduleRoot walks up from the working directory to the one holding go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
