@@ -1,0 +1,100 @@
+// Command basalt runs the server: a durable Redis-compatible data store.
+//
+//	basalt [--config FILE] [--port 6379] [--bind 127.0.0.1] [--dir ./basalt-data]
+//	       [--appendfsync always|everysec|no] [--requirepass PASS] [--databases 16]
+//	       [--maxclients 10000] [--gomaxprocs N]
+//
+// Flags are redis.conf directives with two dashes, as redis-server takes them.
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"basalt/internal/server"
+)
+
+func main() {
+	cfg := server.DefaultConfig()
+	if err := parseArgs(&cfg, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "basalt:", err)
+		os.Exit(2)
+	}
+	if cfg.GoMaxProcs > 0 {
+		runtime.GOMAXPROCS(cfg.GoMaxProcs)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "basalt:", err)
+		os.Exit(1)
+	}
+	if err := srv.Listen(); err != nil {
+		fmt.Fprintln(os.Stderr, "basalt:", err)
+		srv.Close()
+		os.Exit(1)
+	}
+	slog.Info("basalt ready", "addr", srv.Addr().String(), "dir", cfg.Dir, "appendfsync", cfg.AppendFsync.String())
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		select {
+		case s := <-sigs:
+			slog.Info("shutting down", "signal", s.String())
+		case <-srv.ShutdownRequested():
+			slog.Info("shutting down", "by", "SHUTDOWN")
+		}
+		srv.Close()
+	}()
+	if err := srv.Serve(); err != nil {
+		slog.Error("serve", "err", err)
+	}
+	srv.Close()
+	slog.Info("bye")
+}
+
+// parseArgs reads --config FILE first, then --name value pairs that
+// override it, as redis-server does.
+func parseArgs(cfg *server.Config, args []string) error {
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--config" || args[i] == "-c" {
+			if i+1 >= len(args) {
+				return fmt.Errorf("--config needs a file")
+			}
+			if err := cfg.LoadFile(args[i+1]); err != nil {
+				return err
+			}
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--config" || a == "-c" {
+			i++
+			continue
+		}
+		if a == "-h" || a == "--help" {
+			fmt.Println("usage: basalt [--config FILE] [--port N] [--bind ADDR] [--dir DIR] [--appendfsync always|everysec|no] [--requirepass PASS] [--databases N] [--maxclients N] [--gomaxprocs N]")
+			os.Exit(0)
+		}
+		if !strings.HasPrefix(a, "--") {
+			return fmt.Errorf("unexpected argument %q", a)
+		}
+		name, value, hasValue := strings.Cut(a[2:], "=")
+		if !hasValue {
+			if i+1 >= len(args) {
+				return fmt.Errorf("%s needs a value", a)
+			}
+			i++
+			value = args[i]
+		}
+		if err := cfg.Set(name, value); err != nil {
+			return fmt.Errorf("--%s: %v", name, err)
+		}
+	}
+	return nil
+}

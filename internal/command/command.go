@@ -1,0 +1,159 @@
+// Package command holds basalt's command table and the handlers that work on
+// the key space. The table is data: name, arity, flags and key positions for
+// every command, from which the server checks arity, finds keys, answers
+// COMMAND and decides whether a command is a read or a write.
+package command
+
+import (
+	"strings"
+
+	"basalt/internal/resp"
+	"basalt/internal/store"
+)
+
+// Flags describe a command, as COMMAND INFO lists them.
+type Flags uint32
+
+const (
+	Write Flags = 1 << iota
+	ReadOnly
+	DenyOOM
+	Admin
+	PubSub
+	NoScript
+	Blocking
+	Loading
+	Stale
+	SkipMonitor
+	SkipSlowlog
+	Fast
+	NoAuth
+	MayReplicate
+	NoMulti
+	AllowBusy
+	// Conn marks commands the server runs itself because they need the
+	// connection (SELECT, MULTI, CLIENT ...). Not a Redis flag.
+	Conn
+)
+
+var flagNames = []struct {
+	f    Flags
+	name string
+}{
+	{Write, "write"}, {ReadOnly, "readonly"}, {DenyOOM, "denyoom"}, {Admin, "admin"},
+	{PubSub, "pubsub"}, {NoScript, "noscript"}, {Blocking, "blocking"}, {Loading, "loading"},
+	{Stale, "stale"}, {SkipMonitor, "skip_monitor"}, {SkipSlowlog, "skip_slowlog"},
+	{Fast, "fast"}, {NoAuth, "no_auth"}, {MayReplicate, "may_replicate"},
+	{NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
+}
+
+// Names lists the Redis flag names set in f.
+func (f Flags) Names() []string {
+	var out []string
+	for _, n := range flagNames {
+		if f&n.f != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// Command is one entry of the table.
+type Command struct {
+	Name  string // lower case; subcommands are "parent|sub"
+	Arity int    // as Redis: N exactly, -N at least N (the name counts)
+	Flags Flags
+	// Key positions as Redis's legacy first/last/step triple: LastKey -1
+	// means the last argument, 0 no keys.
+	FirstKey, LastKey, Step int
+	Categories              []string // ACL categories, without '@'
+	Summary, Since, Group   string   // for COMMAND DOCS
+	Subcommands             []*Command
+	// Run executes the command on the key space. Nil for Conn commands,
+	// which the server runs.
+	Run func(c *Ctx)
+}
+
+// IsWrite reports whether the command goes through the write path.
+func (c *Command) IsWrite() bool { return c.Flags&Write != 0 }
+
+// Keys returns the key arguments of argv according to the key positions.
+func (c *Command) Keys(argv [][]byte) [][]byte {
+	if c.FirstKey <= 0 || c.FirstKey >= len(argv) {
+		return nil
+	}
+	last := c.LastKey
+	if last < 0 {
+		last = len(argv) + last
+	}
+	step := max(c.Step, 1)
+	var keys [][]byte
+	for i := c.FirstKey; i <= last && i < len(argv); i += step {
+		keys = append(keys, argv[i])
+	}
+	return keys
+}
+
+// ArityOK reports whether n arguments (the name included) fit the arity.
+func (c *Command) ArityOK(n int) bool {
+	if c.Arity >= 0 {
+		return n == c.Arity
+	}
+	return n >= -c.Arity
+}
+
+// Ctx is what a handler gets: the arguments, a view of the key space and the
+// reply writer. In the apply loop Tx is the write batch and Seed comes from
+// the record; for reads Tx is a read view.
+type Ctx struct {
+	Tx   *store.Tx
+	Args [][]byte
+	W    *resp.Writer
+	Seed uint64
+}
+
+var table = map[string]*Command{}
+
+// All returns every top-level command.
+func All() []*Command {
+	out := make([]*Command, 0, len(table))
+	for _, c := range table {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Lookup finds a command by name, case-insensitively.
+func Lookup(name []byte) *Command {
+	if c := table[string(name)]; c != nil {
+		return c
+	}
+	return table[strings.ToLower(string(name))]
+}
+
+// register adds commands to the table; each type's file calls it from init
+// with its own list, so the table is assembled from one place per type.
+func register(cmds ...*Command) {
+	for _, c := range cmds {
+		if table[c.Name] != nil {
+			panic("command registered twice: " + c.Name)
+		}
+		for _, sub := range c.Subcommands {
+			if !strings.HasPrefix(sub.Name, c.Name+"|") {
+				panic("subcommand name must be parent|sub: " + sub.Name)
+			}
+		}
+		table[c.Name] = c
+	}
+}
+
+// Subcommand finds argv[1] among c's subcommands.
+func (c *Command) Subcommand(name []byte) *Command {
+	want := c.Name + "|" + strings.ToLower(string(name))
+	for _, s := range c.Subcommands {
+		if s.Name == want {
+			return s
+		}
+	}
+	return nil
+}

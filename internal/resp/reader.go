@@ -1,0 +1,311 @@
+// Package resp reads Redis commands (RESP multibulk and inline) and writes
+// replies in RESP2 or RESP3.
+//
+// The codec is ours rather than a library's because it must speak both RESP2
+// and RESP3 and must refuse oversized input before allocating it, with
+// Redis's exact error strings.
+package resp
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// Limits that Redis applies to client input.
+const (
+	DefaultMaxBulk    = 512 << 20 // proto-max-bulk-len
+	MaxInlineSize     = 64 << 10  // PROTO_INLINE_MAX_SIZE
+	MaxMultibulkLen   = 1<<31 - 1 // INT_MAX, as Redis
+	UnauthMultibulk   = 10        // multibulk length allowed before AUTH
+	UnauthBulk        = 16384     // bulk length allowed before AUTH
+	readBufferSize    = 64 << 10
+	preallocArgsLimit = 1024 // arguments allocated up front; beyond, grow as read
+)
+
+// ProtocolError is answered as "-ERR Protocol error: ..." and then the
+// connection is closed, as Redis does.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return "Protocol error: " + e.Msg }
+
+func protoErr(msg string) error { return &ProtocolError{Msg: msg} }
+
+// Reader reads commands from a client connection.
+type Reader struct {
+	br      *bufio.Reader
+	MaxBulk int64
+	// Authenticated lifts the tighter limits Redis applies before AUTH.
+	Authenticated bool
+}
+
+// NewReader returns a Reader with Redis's default limits.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), MaxBulk: DefaultMaxBulk, Authenticated: true}
+}
+
+// Buffered reports how many bytes are already read from the connection and
+// waiting: non-zero means the client pipelined more commands.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
+// ReadCommand returns the next command's arguments. An empty inline line
+// yields a nil slice with no error; callers skip it. Arguments are freshly
+// allocated and may be kept.
+func (r *Reader) ReadCommand() ([][]byte, error) {
+	b, err := r.br.Peek(1)
+	if err != nil {
+		return nil, err
+	}
+	if b[0] == '*' {
+		return r.readMultibulk()
+	}
+	return r.readInline()
+}
+
+// readLine returns one CRLF-terminated line without the terminator. Lines
+// longer than max are a protocol error named by what.
+func (r *Reader) readLine(max int, tooBig string) ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		// Redis refuses a header or inline line over its limit rather than
+		// buffering it; with a 64 KiB buffer this is the same limit.
+		if max <= r.br.Size() {
+			return nil, protoErr(tooBig)
+		}
+		var long []byte
+		long = append(long, line...)
+		for err == bufio.ErrBufferFull {
+			if len(long) > max {
+				return nil, protoErr(tooBig)
+			}
+			line, err = r.br.ReadSlice('\n')
+			long = append(long, line...)
+		}
+		line = long
+	}
+	if err != nil {
+		if err == io.EOF && len(line) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	if len(line) > max {
+		return nil, protoErr(tooBig)
+	}
+	line = line[:len(line)-1]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, nil
+}
+
+func (r *Reader) readMultibulk() ([][]byte, error) {
+	line, err := r.readLine(MaxInlineSize, "too big mbulk count string")
+	if err != nil {
+		return nil, err
+	}
+	n, ok := parseLen(line[1:])
+	if !ok || n > MaxMultibulkLen {
+		return nil, protoErr("invalid multibulk length")
+	}
+	if !r.Authenticated && n > UnauthMultibulk {
+		return nil, protoErr("unauthenticated multibulk length")
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	args := make([][]byte, 0, min(n, preallocArgsLimit))
+	for i := int64(0); i < n; i++ {
+		hdr, err := r.readLine(MaxInlineSize, "too big bulk count string")
+		if err != nil {
+			return nil, err
+		}
+		if len(hdr) == 0 || hdr[0] != '$' {
+			c := byte(' ')
+			if len(hdr) > 0 {
+				c = hdr[0]
+			}
+			return nil, protoErr("expected '$', got '" + string(c) + "'")
+		}
+		size, ok := parseLen(hdr[1:])
+		if !ok || size < 0 || size > r.MaxBulk {
+			return nil, protoErr("invalid bulk length")
+		}
+		if !r.Authenticated && size > UnauthBulk {
+			return nil, protoErr("unauthenticated bulk length")
+		}
+		arg, err := r.readBulk(int(size))
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, arg)
+	}
+	return args, nil
+}
+
+// readBulk reads size bytes and the CRLF after them. Large bulks are read in
+// chunks so that a client announcing 512 MB and sending nothing does not make
+// us allocate 512 MB.
+func (r *Reader) readBulk(size int) ([]byte, error) {
+	const chunk = 1 << 20
+	buf := make([]byte, 0, min(size+2, chunk))
+	for len(buf) < size+2 {
+		need := min(size+2-len(buf), chunk)
+		if cap(buf)-len(buf) < need {
+			grown := make([]byte, len(buf), min(size+2, 2*cap(buf)+need))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := io.ReadFull(r.br, buf[len(buf):len(buf)+need])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	if buf[size] != '\r' || buf[size+1] != '\n' {
+		return nil, protoErr("invalid bulk length")
+	}
+	return buf[:size:size], nil
+}
+
+func (r *Reader) readInline() ([][]byte, error) {
+	line, err := r.readLine(MaxInlineSize, "too big inline request")
+	if err != nil {
+		return nil, err
+	}
+	args, ok := SplitArgs(line)
+	if !ok {
+		return nil, protoErr("unbalanced quotes in request")
+	}
+	return args, nil
+}
+
+// parseLen parses a RESP length: an optional '-' and digits.
+func parseLen(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	return n, err == nil
+}
+
+// SplitArgs splits an inline command line like Redis's sdssplitargs: spaces
+// separate arguments, "double quotes" take \n \r \t \b \a \\ \" and \xHH
+// escapes, 'single quotes' take \'. ok is false for unbalanced quotes or a
+// closing quote not followed by a space.
+func SplitArgs(line []byte) (args [][]byte, ok bool) {
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i >= len(line) {
+			return args, true
+		}
+		var cur []byte
+		inDouble, inSingle, done := false, false, false
+		for !done {
+			switch {
+			case inDouble:
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				if c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]) {
+					cur = append(cur, unhex(line[i+2])<<4|unhex(line[i+3]))
+					i += 3
+				} else if c == '\\' && i+1 < len(line) {
+					i++
+					switch line[i] {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, line[i])
+					}
+				} else if c == '"' {
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				} else {
+					cur = append(cur, c)
+				}
+			case inSingle:
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				if c == '\\' && i+1 < len(line) && line[i+1] == '\'' {
+					i++
+					cur = append(cur, '\'')
+				} else if c == '\'' {
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				} else {
+					cur = append(cur, c)
+				}
+			default:
+				if i >= len(line) {
+					done = true
+					continue
+				}
+				switch c := line[i]; c {
+				case ' ', '\n', '\r', '\t', 0:
+					done = true
+				case '"':
+					inDouble = true
+				case '\'':
+					inSingle = true
+				default:
+					cur = append(cur, c)
+				}
+			}
+			if i < len(line) {
+				i++
+			}
+		}
+		if cur == nil {
+			cur = []byte{}
+		}
+		args = append(args, cur)
+	}
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// IsProtocolError reports whether err came from malformed input.
+func IsProtocolError(err error) bool {
+	var pe *ProtocolError
+	return errors.As(err, &pe)
+}

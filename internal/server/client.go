@@ -1,0 +1,248 @@
+package server
+
+import (
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"basalt/internal/command"
+	"basalt/internal/resp"
+	"basalt/internal/shard"
+)
+
+// Client is one connection and its state.
+type Client struct {
+	srv   *Server
+	nc    net.Conn
+	id    int64
+	rd    *resp.Reader
+	out   *resp.Writer
+	proto int
+
+	db      int
+	authed  bool
+	name    atomic.Pointer[string]
+	created time.Time
+	lastCmd atomic.Pointer[string]
+	lastAt  atomic.Int64
+	closing bool // close after the replies are written (QUIT, protocol error)
+	replyOff, skipNext bool
+
+	// Writes proposed but not yet answered, in order. Their replies follow
+	// whatever is already in out, so anything written to out directly must
+	// wait for them first.
+	pending []*shard.Proposal
+
+	multi     bool
+	multiErr  bool
+	queued    [][][]byte
+	watching  []shard.WatchKey
+	killed    atomic.Bool
+	closeOnce sync.Once
+}
+
+func newClient(s *Server, nc net.Conn) *Client {
+	c := &Client{
+		srv:     s,
+		nc:      nc,
+		id:      s.nextID.Add(1),
+		rd:      resp.NewReader(nc),
+		out:     resp.NewWriter(2),
+		proto:   2,
+		authed:  s.config().RequirePass == "",
+		created: time.Now(),
+	}
+	c.rd.MaxBulk = s.config().ProtoMaxBulkLen
+	c.rd.Authenticated = c.authed
+	empty := ""
+	c.name.Store(&empty)
+	c.lastCmd.Store(&empty)
+	return c
+}
+
+// flushAt bounds how much reply data a pipeline accumulates before writing.
+const flushAt = 64 << 10
+
+func (c *Client) serve() {
+	defer c.close()
+	for {
+		argv, err := c.rd.ReadCommand()
+		if err != nil {
+			if resp.IsProtocolError(err) {
+				c.waitPending()
+				c.out.Error("ERR " + err.Error())
+				c.flush()
+			}
+			return
+		}
+		if len(argv) > 0 {
+			c.srv.Stats.Commands.Add(1)
+			c.dispatch(argv)
+		}
+		if c.closing || c.killed.Load() {
+			c.waitPending()
+			c.flush()
+			return
+		}
+		if c.rd.Buffered() == 0 || c.out.Len() > flushAt || len(c.pending) >= 1024 {
+			c.waitPending()
+			if !c.flush() {
+				return
+			}
+		}
+	}
+}
+
+func (c *Client) close() {
+	c.closeOnce.Do(func() {
+		c.unwatchAll()
+		c.nc.Close()
+	})
+}
+
+// flush writes the buffered replies to the socket.
+func (c *Client) flush() bool {
+	if c.out.Len() == 0 {
+		return true
+	}
+	n, err := c.nc.Write(c.out.Bytes())
+	c.srv.Stats.NetOutput.Add(int64(n))
+	c.out.Reset()
+	if cap(c.out.Buf) > 1<<20 { // don't keep a huge buffer for an idle client
+		c.out.Buf = nil
+	}
+	return err == nil
+}
+
+// waitPending waits for the proposed writes and appends their replies.
+func (c *Client) waitPending() {
+	for i, p := range c.pending {
+		<-p.Done
+		c.out.Raw(p.W.Bytes())
+		putProposal(p)
+		c.pending[i] = nil
+	}
+	c.pending = c.pending[:0]
+}
+
+// reply gives direct access to the output after the pending writes.
+func (c *Client) reply() *resp.Writer {
+	c.waitPending()
+	return c.out
+}
+
+func (c *Client) dispatch(argv [][]byte) {
+	name := string(argv[0])
+	cmd := command.Lookup(argv[0])
+	c.lastAt.Store(time.Now().UnixMilli())
+	if cmd == nil {
+		c.rejectInMulti()
+		c.reply().Error(unknownCommand(argv))
+		return
+	}
+	c.lastCmd.Store(&cmd.Name)
+	if !cmd.ArityOK(len(argv)) {
+		c.rejectInMulti()
+		c.reply().Error(command.WrongArity(cmd.Name))
+		return
+	}
+	if len(cmd.Subcommands) > 0 {
+		sub := cmd.Subcommand(argv[1])
+		if sub == nil {
+			c.rejectInMulti()
+			c.reply().Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
+			return
+		}
+		if !sub.ArityOK(len(argv)) {
+			c.rejectInMulti()
+			c.reply().Error(command.WrongArity(sub.Name))
+			return
+		}
+	}
+	if !c.authed && cmd.Flags&command.NoAuth == 0 {
+		c.rejectInMulti()
+		c.reply().Error("NOAUTH Authentication required.")
+		return
+	}
+	if c.multi && !isTxControl(cmd.Name) {
+		c.queued = append(c.queued, argv)
+		c.reply().Simple("QUEUED")
+		return
+	}
+	switch {
+	case cmd.Flags&command.Conn != 0:
+		h := connHandlers[cmd.Name]
+		if h == nil {
+			c.reply().Error("ERR command '" + name + "' is not available")
+			return
+		}
+		h(c, argv)
+	case cmd.IsWrite():
+		c.propose(shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}})
+	default:
+		c.read(cmd, argv)
+	}
+}
+
+// read runs a read-only command on applied state, after this client's own
+// pending writes so that it sees them.
+func (c *Client) read(cmd *command.Command, argv [][]byte) {
+	w := c.reply()
+	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey
+	tx := c.srv.st.ReadTx(c.db, time.Now().UnixMilli(), multiKey)
+	defer tx.Close()
+	cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w})
+}
+
+// propose sends a write down the ordered path without waiting: pipelined
+// writes of one client join the same group commit.
+func (c *Client) propose(rec shard.Record) {
+	p := getProposal(c.proto)
+	p.Rec = rec
+	if err := c.srv.shard.Propose(p); err != nil {
+		putProposal(p)
+		c.reply().Error("ERR server is shutting down")
+		return
+	}
+	c.pending = append(c.pending, p)
+}
+
+var proposalPool = sync.Pool{New: func() any { return &shard.Proposal{W: resp.NewWriter(2)} }}
+
+func getProposal(proto int) *shard.Proposal {
+	p := proposalPool.Get().(*shard.Proposal)
+	p.W.Reset()
+	p.W.Proto = proto
+	p.Done = make(chan struct{})
+	return p
+}
+
+func putProposal(p *shard.Proposal) {
+	p.Rec = shard.Record{}
+	if cap(p.W.Buf) > 64<<10 {
+		p.W.Buf = nil
+	}
+	proposalPool.Put(p)
+}
+
+func unknownCommand(argv [][]byte) string {
+	var args strings.Builder
+	for _, a := range argv[1:] {
+		if args.Len() >= 128 {
+			break
+		}
+		args.WriteString("'")
+		args.WriteString(truncate(string(a), 128-args.Len()))
+		args.WriteString("' ")
+	}
+	return "ERR unknown command '" + truncate(string(argv[0]), 128) + "', with args beginning with: " + args.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:max(n, 0)]
+	}
+	return s
+}

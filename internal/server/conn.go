@@ -1,0 +1,214 @@
+package server
+
+import (
+	"crypto/subtle"
+	"strings"
+	"time"
+
+	"basalt/internal/num"
+)
+
+// connHandlers run the commands flagged command.Conn: those that read or
+// change the connection or the server rather than the key space.
+var connHandlers map[string]func(c *Client, argv [][]byte)
+
+func init() {
+	connHandlers = map[string]func(*Client, [][]byte){
+		"select":   cmdSelect,
+		"auth":     cmdAuth,
+		"hello":    cmdHello,
+		"quit":     cmdQuit,
+		"reset":    cmdReset,
+		"shutdown": cmdShutdown,
+		"multi":    cmdMulti,
+		"exec":     cmdExec,
+		"discard":  cmdDiscard,
+		"watch":    cmdWatch,
+		"unwatch":  cmdUnwatch,
+	}
+}
+
+// RedisVersion is the Redis version whose behaviour basalt follows; clients
+// read it from HELLO and INFO to decide which commands they may send.
+const RedisVersion = "7.0.15"
+
+func nowMs() int64 { return time.Now().UnixMilli() }
+
+func (s *Server) config() Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+func (c *Client) parseDB(arg []byte) (int, bool) {
+	n, ok := num.ParseInt(arg)
+	if !ok || n < 0 || n >= int64(c.srv.st.Databases()) {
+		return 0, false
+	}
+	return int(n), true
+}
+
+func cmdSelect(c *Client, argv [][]byte) {
+	n, ok := num.ParseInt(argv[1])
+	if !ok || n != int64(int32(n)) {
+		c.reply().Error("ERR value is not an integer or out of range")
+		return
+	}
+	if n < 0 || n >= int64(c.srv.st.Databases()) {
+		c.reply().Error("ERR DB index is out of range")
+		return
+	}
+	c.db = int(n)
+	c.reply().OK()
+}
+
+// checkAuth reports whether user/pass match the default user's password.
+func (c *Client) checkAuth(user, pass []byte) bool {
+	want := c.srv.config().RequirePass
+	if string(user) != "default" {
+		return false
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+}
+
+func (c *Client) setAuthed(ok bool) {
+	c.authed = ok
+	c.rd.Authenticated = ok
+}
+
+func cmdAuth(c *Client, argv [][]byte) {
+	if len(argv) > 3 {
+		c.reply().Error("ERR syntax error")
+		return
+	}
+	user, pass := []byte("default"), argv[1]
+	if len(argv) == 3 {
+		user, pass = argv[1], argv[2]
+	} else if c.srv.config().RequirePass == "" {
+		c.reply().Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if c.srv.config().RequirePass == "" && string(user) == "default" {
+		c.setAuthed(true) // the default user has no password: anything goes
+		c.reply().OK()
+		return
+	}
+	if !c.checkAuth(user, pass) {
+		c.reply().Error("WRONGPASS invalid username-password pair or user is disabled.")
+		return
+	}
+	c.setAuthed(true)
+	c.reply().OK()
+}
+
+func cmdHello(c *Client, argv [][]byte) {
+	w := c.reply()
+	proto := c.proto
+	if len(argv) >= 2 {
+		v, ok := num.ParseInt(argv[1])
+		if !ok {
+			w.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if v < 2 || v > 3 {
+			w.Error("NOPROTO unsupported protocol version")
+			return
+		}
+		proto = int(v)
+	}
+	var name []byte
+	setName := false
+	for i := 2; i < len(argv); i++ {
+		opt := strings.ToLower(string(argv[i]))
+		switch {
+		case opt == "auth" && i+2 < len(argv):
+			if !c.checkAuth(argv[i+1], argv[i+2]) && !(c.srv.config().RequirePass == "" && string(argv[i+1]) == "default") {
+				w.Error("WRONGPASS invalid username-password pair or user is disabled.")
+				return
+			}
+			c.setAuthed(true)
+			i += 2
+		case opt == "setname" && i+1 < len(argv):
+			name, setName = argv[i+1], true
+			i++
+		default:
+			w.Error("ERR Syntax error in HELLO option '" + string(argv[i]) + "'")
+			return
+		}
+	}
+	if !c.authed {
+		w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if setName {
+		if err := validClientName(name); err != "" {
+			w.Error(err)
+			return
+		}
+		s := string(name)
+		c.name.Store(&s)
+	}
+	c.proto = proto
+	w.Proto = proto
+	w.MapLen(7)
+	w.BulkString("server")
+	w.BulkString("redis")
+	w.BulkString("version")
+	w.BulkString(RedisVersion)
+	w.BulkString("proto")
+	w.Int(int64(proto))
+	w.BulkString("id")
+	w.Int(c.id)
+	w.BulkString("mode")
+	w.BulkString("standalone")
+	w.BulkString("role")
+	w.BulkString("master")
+	w.BulkString("modules")
+	w.ArrayLen(0)
+}
+
+// validClientName returns Redis's error for a name with spaces or
+// non-printable characters, or "".
+func validClientName(name []byte) string {
+	for _, b := range name {
+		if b < '!' || b > '~' {
+			return "ERR Client names cannot contain spaces, newlines or special characters."
+		}
+	}
+	return ""
+}
+
+func cmdQuit(c *Client, argv [][]byte) {
+	c.reply().OK()
+	c.closing = true
+}
+
+func cmdReset(c *Client, argv [][]byte) {
+	w := c.reply()
+	c.endMulti()
+	c.db = 0
+	c.proto = 2
+	w.Proto = 2
+	empty := ""
+	c.name.Store(&empty)
+	c.replyOff, c.skipNext = false, false
+	c.setAuthed(c.srv.config().RequirePass == "")
+	w.Simple("RESET")
+}
+
+func cmdShutdown(c *Client, argv [][]byte) {
+	for _, a := range argv[1:] {
+		switch strings.ToLower(string(a)) {
+		case "nosave", "save", "now", "force":
+		case "abort":
+			c.reply().Error("ERR No shutdown in progress.")
+			return
+		default:
+			c.reply().Error("ERR syntax error")
+			return
+		}
+	}
+	c.waitPending()
+	c.srv.requestShutdown()
+	c.closing = true
+}

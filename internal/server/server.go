@@ -1,0 +1,215 @@
+// Package server accepts Redis clients, runs their commands and keeps the
+// server-wide state: configuration, clients, active expiry, shutdown.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"basalt/internal/command"
+	"basalt/internal/shard"
+	"basalt/internal/store"
+)
+
+// Server is one basalt process.
+type Server struct {
+	mu     sync.Mutex
+	cfg    Config
+	ln     net.Listener
+	st     *store.Store
+	shard  *shard.Shard
+	runID  string
+	start  time.Time
+	closed chan struct{}
+	once   sync.Once
+
+	clients  map[int64]*Client
+	nextID   atomic.Int64
+	wg       sync.WaitGroup
+	Stats    Stats
+	shutdown chan struct{} // closed by SHUTDOWN or a signal
+}
+
+// Stats are server-wide counters for INFO.
+type Stats struct {
+	Connections    atomic.Int64
+	Rejected       atomic.Int64
+	Commands       atomic.Int64
+	ExpiredKeys    atomic.Int64
+	KeyspaceHits   atomic.Int64
+	KeyspaceMisses atomic.Int64
+	NetInput       atomic.Int64
+	NetOutput      atomic.Int64
+}
+
+// New opens the data directory and prepares a server; Serve starts it.
+func New(cfg Config) (*Server, error) {
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	sh, err := shard.New(st, command.Apply, cfg.AppendFsync)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	sh.LogRetain = uint64(cfg.LogRetain)
+	return &Server{
+		cfg:      cfg,
+		st:       st,
+		shard:    sh,
+		runID:    newRunID(),
+		start:    time.Now(),
+		closed:   make(chan struct{}),
+		clients:  map[int64]*Client{},
+		shutdown: make(chan struct{}),
+	}, nil
+}
+
+// Listen binds the configured address.
+func (s *Server) Listen() error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.Port)))
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Serve accepts clients until Close.
+func (s *Server) Serve() error {
+	go s.expireLoop()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.closed:
+				return nil
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		s.mu.Lock()
+		full := len(s.clients) >= s.cfg.MaxClients
+		s.mu.Unlock()
+		if full {
+			s.Stats.Rejected.Add(1)
+			nc.Write([]byte("-ERR max number of clients reached\r\n"))
+			nc.Close()
+			continue
+		}
+		c := newClient(s, nc)
+		s.mu.Lock()
+		s.clients[c.id] = c
+		s.mu.Unlock()
+		s.Stats.Connections.Add(1)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.clients, c.id)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// ShutdownRequested is closed when a client asks the server to stop.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
+
+func (s *Server) requestShutdown() {
+	s.once.Do(func() { close(s.shutdown) })
+}
+
+// Close stops accepting, disconnects clients, applies the queued writes and
+// closes the store. Everything acknowledged is already durable.
+func (s *Server) Close() error {
+	select {
+	case <-s.closed:
+		return nil
+	default:
+	}
+	close(s.closed)
+	s.requestShutdown()
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	s.mu.Lock()
+	for _, c := range s.clients {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.shard.Close()
+	if err := s.st.SyncWAL(); err != nil {
+		slog.Error("final sync", "err", err)
+	}
+	return s.st.Close()
+}
+
+// expireLoop is active expiry: ten times a second it reads the expiry index
+// (never the key space) and proposes the deletion of what is due, as a
+// record, so that expiry goes through the same ordered path as any write.
+func (s *Server) expireLoop() {
+	const batch = 512
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-t.C:
+		}
+		now := time.Now().UnixMilli()
+		for db := 0; db < s.st.Databases(); db++ {
+			for {
+				tx := s.st.ReadTx(db, now, false)
+				keys := s.st.Expired(tx.Phys(db), now, batch)
+				tx.Close()
+				if len(keys) == 0 {
+					break
+				}
+				p := &shard.Proposal{
+					Rec:  shard.Record{Kind: shard.KindExpire, DB: db, Cmds: [][][]byte{keys}},
+					Done: make(chan struct{}),
+				}
+				if s.shard.Propose(p) != nil {
+					return
+				}
+				<-p.Done
+				s.Stats.ExpiredKeys.Add(int64(len(keys)))
+				if len(keys) < batch {
+					break
+				}
+			}
+		}
+	}
+}
+
+func newRunID() string {
+	b := make([]byte, 20)
+	f, err := os.Open("/dev/urandom")
+	if err == nil {
+		f.Read(b)
+		f.Close()
+	}
+	return fmt.Sprintf("%x", b)
+}

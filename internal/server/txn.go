@@ -1,0 +1,122 @@
+package server
+
+import (
+	"basalt/internal/command"
+	"basalt/internal/shard"
+)
+
+// MULTI/EXEC/WATCH. Commands are queued in the client; EXEC turns them into
+// one record, so they apply atomically and in isolation. WATCH remembers
+// each key with the applied index at the time, and the record carries them:
+// the apply loop aborts the EXEC if any changed since.
+
+func isTxControl(name string) bool {
+	switch name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+// rejectInMulti marks the transaction as failed when a command is refused
+// while queuing, so that EXEC answers EXECABORT.
+func (c *Client) rejectInMulti() {
+	if c.multi {
+		c.multiErr = true
+	}
+}
+
+func cmdMulti(c *Client, argv [][]byte) {
+	if c.multi {
+		c.reply().Error("ERR MULTI calls can not be nested")
+		return
+	}
+	c.multi, c.multiErr, c.queued = true, false, nil
+	c.reply().OK()
+}
+
+func cmdDiscard(c *Client, argv [][]byte) {
+	if !c.multi {
+		c.reply().Error("ERR DISCARD without MULTI")
+		return
+	}
+	c.endMulti()
+	c.reply().OK()
+}
+
+func (c *Client) endMulti() {
+	c.multi, c.multiErr, c.queued = false, false, nil
+	c.unwatchAll()
+}
+
+func cmdExec(c *Client, argv [][]byte) {
+	if !c.multi {
+		c.reply().Error("ERR EXEC without MULTI")
+		return
+	}
+	if c.multiErr {
+		c.endMulti()
+		c.reply().Error("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	rec := shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: c.queued, Watch: c.watching}
+	c.watching = nil // the record owns them now; unwatchAll below only unregisters
+	watched := rec.Watch
+	queued := c.queued
+	c.multi, c.multiErr, c.queued = false, false, nil
+	// SELECT inside MULTI changes the client's database for good.
+	for _, q := range queued {
+		if cmd := command.Lookup(q[0]); cmd != nil && cmd.Name == "select" {
+			if db, ok := c.parseDB(q[1]); ok {
+				c.db = db
+			}
+		}
+	}
+	c.propose(rec)
+	// Unregister only once the record is applied: until then the apply loop
+	// must still see modifications of these keys.
+	c.waitPending()
+	for _, w := range watched {
+		c.srv.shard.Watches.Unwatch(w.DB, w.Key)
+	}
+}
+
+func cmdWatch(c *Client, argv [][]byte) {
+	if c.multi {
+		c.reply().Error("ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	w := c.reply()
+	for _, key := range argv[1:] {
+		if c.isWatching(key) {
+			continue
+		}
+		idx := c.srv.shard.Watch(c.db, key)
+		tx := c.srv.st.ReadTx(c.db, nowMs(), false)
+		live := tx.Exists(key)
+		tx.Close()
+		c.watching = append(c.watching, shard.WatchKey{DB: c.db, Key: key, Index: idx, Live: live})
+	}
+	w.OK()
+}
+
+func (c *Client) isWatching(key []byte) bool {
+	for _, w := range c.watching {
+		if w.DB == c.db && string(w.Key) == string(key) {
+			return true
+		}
+	}
+	return false
+}
+
+func cmdUnwatch(c *Client, argv [][]byte) {
+	c.unwatchAll()
+	c.reply().OK()
+}
+
+func (c *Client) unwatchAll() {
+	for _, w := range c.watching {
+		c.srv.shard.Watches.Unwatch(w.DB, w.Key)
+	}
+	c.watching = nil
+}

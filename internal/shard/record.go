@@ -1,0 +1,171 @@
+// Package shard turns writes into records, puts them in the log in one order,
+// applies them one at a time and makes each group durable with one sync.
+package shard
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// Kind says how a record is applied.
+type Kind byte
+
+const (
+	KindCommand Kind = iota + 1 // one client command
+	KindExec                    // MULTI/EXEC: commands applied together, WATCH checked first
+	KindExpire                  // active expiry: delete the listed keys that are past their expiry
+	KindAborted                 // an EXEC whose WATCH failed: logged, applies nothing
+)
+
+// Record is one entry of the log: everything needed to apply a write
+// deterministically. Applying the same records to an empty store gives the
+// same state, so replicas only need the log.
+type Record struct {
+	Index uint64
+	Kind  Kind
+	DB    int
+	Time  int64  // the leader's clock (unix ms): TTLs, expiry checks
+	Seed  uint64 // randomness (SPOP, SRANDMEMBER...) comes from here
+	Cmds  [][][]byte
+	Watch []WatchKey
+}
+
+// WatchKey is a key an EXEC is conditional on: Index is the applied index
+// when WATCH ran; Live says the key existed then (so its expiry since counts
+// as a change, as in Redis).
+type WatchKey struct {
+	DB    int
+	Key   []byte
+	Index uint64
+	Live  bool
+}
+
+const recordVersion = 1
+
+// Marshal appends the record's log form to buf. Index is not stored: it is
+// the log position.
+func (r *Record) Marshal(buf []byte) []byte {
+	buf = append(buf, recordVersion, byte(r.Kind))
+	buf = binary.AppendUvarint(buf, uint64(r.DB))
+	buf = binary.AppendVarint(buf, r.Time)
+	buf = binary.BigEndian.AppendUint64(buf, r.Seed)
+	buf = binary.AppendUvarint(buf, uint64(len(r.Cmds)))
+	for _, argv := range r.Cmds {
+		buf = binary.AppendUvarint(buf, uint64(len(argv)))
+		for _, a := range argv {
+			buf = binary.AppendUvarint(buf, uint64(len(a)))
+			buf = append(buf, a...)
+		}
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(r.Watch)))
+	for _, w := range r.Watch {
+		buf = binary.AppendUvarint(buf, uint64(w.DB))
+		buf = binary.AppendUvarint(buf, uint64(len(w.Key)))
+		buf = append(buf, w.Key...)
+		buf = binary.AppendUvarint(buf, w.Index)
+		live := byte(0)
+		if w.Live {
+			live = 1
+		}
+		buf = append(buf, live)
+	}
+	return buf
+}
+
+var errBadRecord = errors.New("shard: malformed record")
+
+// Unmarshal parses a record; the record's slices alias data.
+func Unmarshal(data []byte) (*Record, error) {
+	d := decoder{b: data}
+	if d.byte() != recordVersion {
+		return nil, errBadRecord
+	}
+	r := &Record{Kind: Kind(d.byte())}
+	r.DB = int(d.uvarint())
+	r.Time = d.varint()
+	r.Seed = d.uint64()
+	r.Cmds = make([][][]byte, d.count())
+	for i := range r.Cmds {
+		argv := make([][]byte, d.count())
+		for j := range argv {
+			argv[j] = d.bytes()
+		}
+		r.Cmds[i] = argv
+	}
+	r.Watch = make([]WatchKey, d.count())
+	for i := range r.Watch {
+		r.Watch[i] = WatchKey{DB: int(d.uvarint()), Key: d.bytes(), Index: d.uvarint(), Live: d.byte() == 1}
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return nil, errBadRecord
+	}
+	return r, nil
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail() { d.err, d.b = errBadRecord, nil }
+
+func (d *decoder) byte() byte {
+	if len(d.b) < 1 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) uint64() uint64 {
+	if len(d.b) < 8 {
+		d.fail()
+		return 0
+	}
+	v := binary.BigEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
+}
+
+// count reads a length that must fit in what is left of the input, so a
+// corrupt record cannot make us allocate a huge slice.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.count()
+	if d.err != nil {
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}

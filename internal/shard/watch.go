@@ -1,0 +1,127 @@
+package shard
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"basalt/internal/store"
+)
+
+// Watches tracks the keys clients WATCH and the log index at which each was
+// last modified. Only watched keys are tracked, so the cost is nil when no
+// client watches anything.
+//
+// The ordering argument: WATCH registers its key and reads the applied index
+// under mu; the apply loop records modifications and advances the applied
+// index under mu after each commit. So a write either is included in the
+// index WATCH saw, or is recorded with a greater index.
+type Watches struct {
+	mu   sync.Mutex
+	keys map[string]*watched
+	n    atomic.Int64 // registered watches, for the fast path
+}
+
+type watched struct {
+	db      int
+	key     []byte
+	refs    int
+	lastMod uint64
+}
+
+func newWatches() *Watches { return &Watches{keys: map[string]*watched{}} }
+
+func watchID(db int, key []byte) string { return strconv.Itoa(db) + ":" + string(key) }
+
+// Watch registers (db, key) and returns the applied index to compare against.
+func (w *Watches) Watch(db int, key []byte, applied *atomic.Uint64) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := watchID(db, key)
+	e := w.keys[id]
+	if e == nil {
+		e = &watched{db: db, key: append([]byte(nil), key...)}
+		w.keys[id] = e
+	}
+	e.refs++
+	w.n.Add(1)
+	return applied.Load()
+}
+
+// Unwatch drops one registration of (db, key).
+func (w *Watches) Unwatch(db int, key []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := watchID(db, key)
+	if e := w.keys[id]; e != nil {
+		e.refs--
+		w.n.Add(-1)
+		if e.refs == 0 {
+			delete(w.keys, id)
+		}
+	}
+}
+
+// groupTouches collects what one group commit modified among watched keys.
+type groupTouches struct {
+	w    *Watches
+	keys map[string]bool
+}
+
+// track hooks tx so that modifications of watched keys are noted.
+func (w *Watches) track(tx *store.Tx) *groupTouches {
+	g := &groupTouches{w: w}
+	tx.Touched = func(db int, key []byte) {
+		if w.n.Load() == 0 {
+			return
+		}
+		if g.keys == nil {
+			g.keys = map[string]bool{}
+		}
+		g.keys[watchID(db, key)] = true
+	}
+	tx.TouchedDBs = func(a, b int) {
+		if w.n.Load() == 0 {
+			return
+		}
+		w.mu.Lock()
+		var hit []*watched
+		for _, e := range w.keys {
+			if (e.db == a || e.db == b) && (tx.ExistsIn(a, e.key) || tx.ExistsIn(b, e.key)) {
+				hit = append(hit, e)
+			}
+		}
+		w.mu.Unlock()
+		for _, e := range hit {
+			tx.Touched(e.db, e.key)
+		}
+	}
+	return g
+}
+
+// publish records the group's modifications at index last and makes last the
+// applied index, atomically with respect to Watch.
+func (w *Watches) publish(g *groupTouches, last uint64, applied *atomic.Uint64) {
+	w.mu.Lock()
+	for id := range g.keys {
+		if e := w.keys[id]; e != nil {
+			e.lastMod = last
+		}
+	}
+	applied.Store(last)
+	w.mu.Unlock()
+}
+
+// Dirty reports whether k was modified after its WATCH, counting writes
+// earlier in the group being applied now.
+func (w *Watches) Dirty(g *groupTouches, k WatchKey) bool {
+	id := watchID(k.DB, k.Key)
+	if g != nil && g.keys[id] {
+		return true
+	}
+	w.mu.Lock()
+	e := w.keys[id]
+	dirty := e != nil && e.lastMod > k.Index
+	w.mu.Unlock()
+	return dirty
+}

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"encoding/binary"
+
+	"basalt/internal/cluster"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Key layout in Pebble. Every user key lives under its database (a physical
+// id, so SWAPDB only swaps a mapping), its hash slot (so a slot can move as
+// one key range when sharding comes) and 48 bits of its hash (so SCAN's
+// cursor is a plain integer that stays valid while keys come and go).
+//
+//	m | db u16 | pos u64 | key                    metadata: type, expiry, header or string value
+//	v | db u16 | pos u64 | keylen u32 | key | sub  members of a collection
+//	x | db u16 | expireAt u64 | key               expiry index
+//	c | db u16                                    live key count of a database
+//	d | logical db u16                            logical -> physical database mapping
+//	l | index u64                                 the record log
+//	s | name                                      shard state (applied index, ...)
+//
+// pos is slot<<48 | hash48: its order is SCAN's order.
+const (
+	prefixMeta    = 'm'
+	prefixMember  = 'v'
+	prefixExpiry  = 'x'
+	prefixCount   = 'c'
+	prefixDBMap   = 'd'
+	prefixLog     = 'l'
+	prefixState   = 's'
+	dbBytes       = 2
+	posBytes      = 8
+	metaKeyPrefix = 1 + dbBytes + posBytes
+)
+
+// Pos is a key's place in SCAN order: its slot in the top bits and a hash of
+// the key below. It is never 0 for SCAN's purposes because cursor 0 means
+// "start" and "done"; a key whose Pos is 0 is found when starting from 0.
+func Pos(key []byte) uint64 {
+	return uint64(cluster.KeySlot(key))<<48 | xxhash.Sum64(key)&(1<<48-1)
+}
+
+func appendDB(b []byte, prefix byte, db int) []byte {
+	return append(b, prefix, byte(db>>8), byte(db))
+}
+
+// MetaKey is the Pebble key of a user key's metadata.
+func MetaKey(buf []byte, db int, key []byte) []byte {
+	buf = appendDB(buf, prefixMeta, db)
+	buf = binary.BigEndian.AppendUint64(buf, Pos(key))
+	return append(buf, key...)
+}
+
+// userKeyOfMeta returns the user key part of a metadata key.
+func userKeyOfMeta(mk []byte) []byte { return mk[metaKeyPrefix:] }
+
+// posOfMeta returns the SCAN position of a metadata key.
+func posOfMeta(mk []byte) uint64 { return binary.BigEndian.Uint64(mk[1+dbBytes:]) }
+
+// MemberPrefix is the prefix under which a collection's members are stored.
+func MemberPrefix(buf []byte, db int, key []byte) []byte {
+	buf = appendDB(buf, prefixMember, db)
+	buf = binary.BigEndian.AppendUint64(buf, Pos(key))
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(key)))
+	return append(buf, key...)
+}
+
+func expiryKey(buf []byte, db int, at int64, key []byte) []byte {
+	buf = appendDB(buf, prefixExpiry, db)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(at))
+	return append(buf, key...)
+}
+
+func countKey(db int) []byte { return appendDB(nil, prefixCount, db) }
+
+func dbMapKey(logical int) []byte { return appendDB(nil, prefixDBMap, logical) }
+
+// LogKey is the key of the record at index i.
+func LogKey(i uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefixLog}, i)
+}
+
+func stateKey(name string) []byte { return append([]byte{prefixState}, name...) }
+
+// dbSpan returns [lower, upper) covering every key with prefix and db.
+func dbSpan(prefix byte, db int) (lower, upper []byte) {
+	return appendDB(nil, prefix, db), appendDB(nil, prefix, db+1)
+}
+
+// PrefixEnd returns the smallest key greater than every key with prefix p.
+func PrefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil // p is all 0xff: no upper bound
+}

@@ -1,0 +1,130 @@
+// Package store keeps basalt's data in Pebble: one metadata entry per user
+// key, collection members under the key's prefix, an expiry index, exact key
+// counts and the record log. Commands see it through a Tx: a read view of
+// applied state in connection goroutines, or the apply loop's write batch.
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Store is an open data directory.
+type Store struct {
+	pdb *pebble.DB
+	// dbMap maps a logical database (SELECT n) to its physical id; SWAPDB
+	// swaps two entries. Replaced whole, never mutated, so readers may load it.
+	dbMap  atomic.Pointer[[]int]
+	counts []atomic.Int64 // live keys per physical database
+}
+
+// Options configure Open.
+type Options struct {
+	Databases int
+	// CacheSize is Pebble's block cache size in bytes; 0 means Pebble's default.
+	CacheSize int64
+}
+
+// Open opens or creates the store in dir.
+func Open(dir string, o Options) (*Store, error) {
+	if o.Databases <= 0 {
+		o.Databases = 16
+	}
+	popts := &pebble.Options{
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{},
+	}
+	if o.CacheSize > 0 {
+		c := pebble.NewCache(o.CacheSize)
+		defer c.Unref()
+		popts.Cache = c
+	}
+	pdb, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases)}
+	m := make([]int, o.Databases)
+	for i := range m {
+		m[i] = i
+		if v, ok, err := s.getRaw(pdb, dbMapKey(i)); err != nil {
+			pdb.Close()
+			return nil, err
+		} else if ok && len(v) == 2 {
+			m[i] = int(binary.BigEndian.Uint16(v))
+		}
+		if v, ok, err := s.getRaw(pdb, countKey(i)); err != nil {
+			pdb.Close()
+			return nil, err
+		} else if ok && len(v) == 8 {
+			s.counts[i].Store(int64(binary.BigEndian.Uint64(v)))
+		}
+	}
+	s.dbMap.Store(&m)
+	return s, nil
+}
+
+// Close closes the store. Writes must have stopped.
+func (s *Store) Close() error { return s.pdb.Close() }
+
+// Databases is the number of logical databases.
+func (s *Store) Databases() int { return len(s.counts) }
+
+// Pebble exposes the engine for metrics and maintenance.
+func (s *Store) Pebble() *pebble.DB { return s.pdb }
+
+// SyncWAL forces everything committed so far to disk (appendfsync everysec).
+func (s *Store) SyncWAL() error { return s.pdb.LogData(nil, pebble.Sync) }
+
+func (s *Store) getRaw(r pebble.Reader, key []byte) ([]byte, bool, error) {
+	v, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, true, nil
+}
+
+// AppliedIndex returns the index of the last record applied to the store.
+func (s *Store) AppliedIndex() (uint64, error) {
+	v, ok, err := s.getRaw(s.pdb, stateKey("applied"))
+	if err != nil || !ok || len(v) != 8 {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// ReadLog calls fn for each record in the log from index from on, in order.
+func (s *Store) ReadLog(from uint64, fn func(index uint64, data []byte) error) error {
+	it, err := s.pdb.NewIter(&pebble.IterOptions{LowerBound: LogKey(from), UpperBound: []byte{prefixLog + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if err := fn(binary.BigEndian.Uint64(it.Key()[1:]), it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// quietLogger keeps Pebble's routine messages out of the server log while
+// still reporting real trouble.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{}) {}
+func (quietLogger) Errorf(format string, args ...interface{}) {
+	fmt.Printf("pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}

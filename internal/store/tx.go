@@ -1,0 +1,378 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// ErrReadOnly is what a write on a read view panics with: a command that
+// writes must be flagged as a write in the command table.
+var ErrReadOnly = errors.New("store: write on a read view")
+
+// Tx is one view of the store as commands see it. A read Tx reads applied
+// state (the live engine or a snapshot). A write Tx reads and writes the
+// apply loop's indexed batch: the records of one group commit share it, and
+// each sees the writes of those before it.
+type Tx struct {
+	st    *Store
+	r     pebble.Reader
+	b     *pebble.Batch // nil for a read Tx
+	snap  *pebble.Snapshot
+	dbMap []int
+
+	// DB is the logical database commands address; Now is the clock they
+	// see (the record's time in a write Tx).
+	DB  int
+	Now int64
+
+	countDelta []int64
+	dbMapDirty bool
+	// Touched receives every user key the Tx modifies (its logical db and
+	// key), for WATCH and blocked clients. TouchedDBs is called before
+	// FLUSHDB (a == b) or SWAPDB changes whole databases. Either may be nil.
+	Touched    func(db int, key []byte)
+	TouchedDBs func(a, b int)
+	scratch []byte
+}
+
+// ReadTx returns a read view of applied state in logical database db at now.
+// A snapshot makes multi-key reads see one instant; single-key reads don't
+// need it.
+func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
+	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now}
+	if snapshot {
+		t.snap = s.pdb.NewSnapshot()
+		t.r = t.snap
+	}
+	return t
+}
+
+// WriteTx starts the batch of one group commit.
+func (s *Store) WriteTx() *Tx {
+	b := s.pdb.NewIndexedBatch()
+	m := append([]int(nil), *s.dbMap.Load()...) // Swap edits the copy
+	return &Tx{st: s, r: b, b: b, dbMap: m, countDelta: make([]int64, len(s.counts))}
+}
+
+// Close releases a read Tx's snapshot or a write Tx's uncommitted batch.
+func (t *Tx) Close() {
+	if t.snap != nil {
+		t.snap.Close()
+		t.snap = nil
+	}
+	if t.b != nil {
+		t.b.Close()
+		t.b = nil
+	}
+}
+
+// Writable reports whether this is the apply loop's write Tx.
+func (t *Tx) Writable() bool { return t.b != nil }
+
+// Commit makes the batch durable (when sync) and visible, then publishes the
+// key counts and database mapping it changed.
+func (t *Tx) Commit(sync bool) error {
+	for phys, d := range t.countDelta {
+		if d != 0 {
+			n := t.st.counts[phys].Load() + d
+			t.b.Set(countKey(phys), binary.BigEndian.AppendUint64(nil, uint64(n)), nil)
+		}
+	}
+	if t.dbMapDirty {
+		for logical, phys := range t.dbMap {
+			t.b.Set(dbMapKey(logical), binary.BigEndian.AppendUint16(nil, uint16(phys)), nil)
+		}
+	}
+	opts := pebble.NoSync
+	if sync {
+		opts = pebble.Sync
+	}
+	if err := t.b.Commit(opts); err != nil {
+		return err
+	}
+	for phys, d := range t.countDelta {
+		t.st.counts[phys].Add(d)
+	}
+	if t.dbMapDirty {
+		m := append([]int(nil), t.dbMap...)
+		t.st.dbMap.Store(&m)
+	}
+	t.b.Close()
+	t.b = nil
+	return nil
+}
+
+// AppendLog adds a record to the log and marks it applied, in this batch.
+func (t *Tx) AppendLog(index uint64, data []byte) {
+	t.mustWrite()
+	t.b.Set(LogKey(index), data, nil)
+	t.b.Set(stateKey("applied"), binary.BigEndian.AppendUint64(nil, index), nil)
+}
+
+// TruncateLog drops records below index.
+func (t *Tx) TruncateLog(below uint64) {
+	t.mustWrite()
+	t.b.DeleteRange(LogKey(0), LogKey(below), nil)
+}
+
+func (t *Tx) mustWrite() {
+	if t.b == nil {
+		panic(ErrReadOnly)
+	}
+}
+
+func (t *Tx) phys() int { return t.dbMap[t.DB] }
+
+func (t *Tx) get(k []byte) ([]byte, bool) {
+	v, closer, err := t.r.Get(k)
+	if err != nil {
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil, false
+		}
+		panic(err) // an engine failure is not a client error: fail loudly
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, true
+}
+
+// rawMeta returns a key's stored metadata whether or not it has expired.
+func (t *Tx) rawMeta(key []byte) (Meta, bool) {
+	t.scratch = MetaKey(t.scratch[:0], t.phys(), key)
+	v, ok := t.get(t.scratch)
+	if !ok {
+		return Meta{}, false
+	}
+	m, err := decodeMeta(v)
+	if err != nil {
+		panic(err)
+	}
+	return m, true
+}
+
+// Lookup returns a live key's metadata. An expired key does not exist; in
+// a write Tx it is deleted on the way (lazy expiry, deterministic because
+// Now is the record's time).
+func (t *Tx) Lookup(key []byte) (Meta, bool) {
+	m, ok := t.rawMeta(key)
+	if !ok {
+		return Meta{}, false
+	}
+	if m.Expired(t.Now) {
+		if t.b != nil {
+			t.remove(key, m)
+		}
+		return Meta{}, false
+	}
+	return m, true
+}
+
+// ExistsIn reports whether key is live in logical database db.
+func (t *Tx) ExistsIn(db int, key []byte) bool {
+	saved := t.DB
+	t.DB = db
+	defer func() { t.DB = saved }()
+	return t.Exists(key)
+}
+
+// Exists reports whether key is live.
+func (t *Tx) Exists(key []byte) bool {
+	_, ok := t.Lookup(key)
+	return ok
+}
+
+// Put writes key's metadata, creating the key if needed. Members of an
+// existing collection are kept when the type stays the same; a key whose
+// type changes loses its old members.
+func (t *Tx) Put(key []byte, m Meta) {
+	t.mustWrite()
+	phys := t.phys()
+	old, existed := t.rawMeta(key)
+	if existed {
+		if old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt {
+			t.b.Delete(expiryKey(nil, phys, old.ExpireAt, key), nil)
+		}
+		if old.Type != m.Type && old.Type != TypeString {
+			t.deleteMembers(phys, key)
+		}
+	} else {
+		t.countDelta[phys]++
+	}
+	if m.ExpireAt != 0 && (!existed || old.ExpireAt != m.ExpireAt) {
+		t.b.Set(expiryKey(nil, phys, m.ExpireAt, key), nil, nil)
+	}
+	t.b.Set(MetaKey(nil, phys, key), m.encode(make([]byte, 0, metaHeader+len(m.Body))), nil)
+	t.touch(t.DB, key)
+}
+
+// Delete removes a live key and its members; it reports whether there was one.
+func (t *Tx) Delete(key []byte) bool {
+	t.mustWrite()
+	m, ok := t.rawMeta(key)
+	if !ok {
+		return false
+	}
+	t.remove(key, m)
+	return !m.Expired(t.Now)
+}
+
+func (t *Tx) remove(key []byte, m Meta) {
+	phys := t.phys()
+	t.b.Delete(MetaKey(nil, phys, key), nil)
+	if m.ExpireAt != 0 {
+		t.b.Delete(expiryKey(nil, phys, m.ExpireAt, key), nil)
+	}
+	if m.Type != TypeString {
+		t.deleteMembers(phys, key)
+	}
+	t.countDelta[phys]--
+	t.touch(t.DB, key)
+}
+
+func (t *Tx) deleteMembers(phys int, key []byte) {
+	p := MemberPrefix(nil, phys, key)
+	t.b.DeleteRange(p, PrefixEnd(p), nil)
+}
+
+func (t *Tx) touch(db int, key []byte) {
+	if t.Touched != nil {
+		t.Touched(db, key)
+	}
+}
+
+// Count is the number of keys in the database, expired ones not yet removed
+// included, as Redis's DBSIZE.
+func (t *Tx) Count() int64 {
+	phys := t.phys()
+	n := t.st.counts[phys].Load()
+	if t.countDelta != nil {
+		n += t.countDelta[phys]
+	}
+	return n
+}
+
+// Member returns a collection member's value.
+func (t *Tx) Member(key, sub []byte) ([]byte, bool) {
+	return t.get(append(MemberPrefix(nil, t.phys(), key), sub...))
+}
+
+// SetMember writes a collection member.
+func (t *Tx) SetMember(key, sub, value []byte) {
+	t.mustWrite()
+	t.b.Set(append(MemberPrefix(nil, t.phys(), key), sub...), value, nil)
+}
+
+// DeleteMember removes a collection member.
+func (t *Tx) DeleteMember(key, sub []byte) {
+	t.mustWrite()
+	t.b.Delete(append(MemberPrefix(nil, t.phys(), key), sub...), nil)
+}
+
+// Members iterates a collection's members with sub in [from, to) (nil: no
+// bound), ascending or descending; fn returns false to stop. The slices
+// passed to fn are valid only during the call.
+func (t *Tx) Members(key, from, to []byte, reverse bool, fn func(sub, value []byte) bool) {
+	p := MemberPrefix(nil, t.phys(), key)
+	lower := append(append([]byte(nil), p...), from...)
+	upper := PrefixEnd(p)
+	if to != nil {
+		upper = append(append([]byte(nil), p...), to...)
+	}
+	it, err := t.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		panic(err)
+	}
+	defer it.Close()
+	valid := it.First
+	next := it.Next
+	if reverse {
+		valid, next = it.Last, it.Prev
+	}
+	for ok := valid(); ok; ok = next() {
+		if !fn(it.Key()[len(p):], it.Value()) {
+			return
+		}
+	}
+}
+
+// Scan visits live keys in SCAN order from cursor on, at least count of them
+// (all keys at one position together) and returns the cursor to continue
+// from, 0 when done. fn sees each key with its metadata.
+func (t *Tx) Scan(cursor uint64, count int, fn func(key []byte, m Meta)) uint64 {
+	phys := t.phys()
+	lower := binary.BigEndian.AppendUint64(appendDB(nil, prefixMeta, phys), cursor)
+	_, upper := dbSpan(prefixMeta, phys)
+	it, err := t.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		panic(err)
+	}
+	defer it.Close()
+	seen := 0
+	var lastPos uint64
+	for ok := it.First(); ok; ok = it.Next() {
+		pos := posOfMeta(it.Key())
+		if seen >= count && pos != lastPos {
+			return pos
+		}
+		seen++
+		lastPos = pos
+		m, err := decodeMeta(it.Value())
+		if err != nil {
+			panic(err)
+		}
+		if !m.Expired(t.Now) {
+			fn(userKeyOfMeta(it.Key()), m)
+		}
+	}
+	if err := it.Error(); err != nil {
+		panic(err)
+	}
+	return 0
+}
+
+// Expired lists up to max keys of physical database phys whose expiry is at
+// or before now, for the active expiry cycle.
+func (s *Store) Expired(phys int, now int64, max int) [][]byte {
+	lower := appendDB(nil, prefixExpiry, phys)
+	upper := binary.BigEndian.AppendUint64(appendDB(nil, prefixExpiry, phys), uint64(now)+1)
+	it, err := s.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil
+	}
+	defer it.Close()
+	var keys [][]byte
+	for ok := it.First(); ok && len(keys) < max; ok = it.Next() {
+		keys = append(keys, append([]byte(nil), it.Key()[1+dbBytes+8:]...))
+	}
+	return keys
+}
+
+// Phys returns the physical database behind logical database db.
+func (t *Tx) Phys(db int) int { return t.dbMap[db] }
+
+// Flush empties logical database db (FLUSHDB): range deletions, so it costs
+// the same whatever the size.
+func (t *Tx) Flush(db int) {
+	t.mustWrite()
+	if t.TouchedDBs != nil {
+		t.TouchedDBs(db, db)
+	}
+	phys := t.dbMap[db]
+	for _, p := range []byte{prefixMeta, prefixMember, prefixExpiry} {
+		lo, hi := dbSpan(p, phys)
+		t.b.DeleteRange(lo, hi, nil)
+	}
+	t.countDelta[phys] = -t.st.counts[phys].Load()
+}
+
+// Swap exchanges logical databases a and b (SWAPDB).
+func (t *Tx) Swap(a, b int) {
+	t.mustWrite()
+	if t.TouchedDBs != nil {
+		t.TouchedDBs(a, b)
+	}
+	t.dbMap[a], t.dbMap[b] = t.dbMap[b], t.dbMap[a]
+	t.dbMapDirty = true
+}
