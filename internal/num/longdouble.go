@@ -3,7 +3,6 @@ package num
 import (
 	"bytes"
 	"errors"
-	"math"
 	"math/big"
 )
 
@@ -355,7 +354,3 @@ func HIncrByFloat(current, incr []byte) ([]byte, error) {
 	}
 	return sum.Human(), nil
 }
-
-// maxFloat64 is exported-free documentation aid: float64 overflows long
-// before long double does.
-var _ = math.MaxFloat64

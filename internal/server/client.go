@@ -21,13 +21,13 @@ type Client struct {
 	out   *resp.Writer
 	proto int
 
-	db      int
-	authed  bool
-	name    atomic.Pointer[string]
-	created time.Time
-	lastCmd atomic.Pointer[string]
-	lastAt  atomic.Int64
-	closing bool // close after the replies are written (QUIT, protocol error)
+	db                 int
+	authed             bool
+	name               atomic.Pointer[string]
+	created            time.Time
+	lastCmd            atomic.Pointer[string]
+	lastAt             atomic.Int64
+	closing            bool // close after the replies are written (QUIT, protocol error)
 	replyOff, skipNext bool
 
 	// Writes proposed but not yet answered, in order. Their replies follow

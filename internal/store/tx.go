@@ -34,7 +34,7 @@ type Tx struct {
 	// FLUSHDB (a == b) or SWAPDB changes whole databases. Either may be nil.
 	Touched    func(db int, key []byte)
 	TouchedDBs func(a, b int)
-	scratch []byte
+	scratch    []byte
 }
 
 // ReadTx returns a read view of applied state in logical database db at now.
