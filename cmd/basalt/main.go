@@ -2,7 +2,7 @@
 //
 //	basalt [--config FILE] [--port 6379] [--bind 127.0.0.1] [--dir ./basalt-data]
 //	       [--appendfsync always|everysec|no] [--requirepass PASS] [--databases 16]
-//	       [--maxclients 10000] [--gomaxprocs N]
+//	       [--maxclients 10000] [--gomaxprocs N] [--pprof 127.0.0.1:6060]
 //
 // Flags are redis.conf directives with two dashes, as redis-server takes them.
 package main
@@ -10,6 +10,9 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // served only when --pprof is given
 	"os"
 	"os/signal"
 	"runtime"
@@ -24,6 +27,12 @@ func main() {
 	if err := parseArgs(&cfg, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "basalt:", err)
 		os.Exit(2)
+	}
+	if pprofAddr != "" {
+		if err := startPprof(pprofAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "basalt: --pprof:", err)
+			os.Exit(2)
+		}
 	}
 	if cfg.GoMaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.GoMaxProcs)
@@ -77,8 +86,17 @@ func parseArgs(cfg *server.Config, args []string) error {
 			i++
 			continue
 		}
+		// --pprof is not a redis.conf directive, so it never reaches cfg.Set.
+		if a == "--pprof" {
+			if i+1 >= len(args) {
+				return fmt.Errorf("--pprof needs an address")
+			}
+			i++
+			pprofAddr = args[i]
+			continue
+		}
 		if a == "-h" || a == "--help" {
-			fmt.Println("usage: basalt [--config FILE] [--port N] [--bind ADDR] [--dir DIR] [--appendfsync always|everysec|no] [--requirepass PASS] [--databases N] [--maxclients N] [--gomaxprocs N]")
+			fmt.Println("usage: basalt [--config FILE] [--port N] [--bind ADDR] [--dir DIR] [--appendfsync always|everysec|no] [--requirepass PASS] [--databases N] [--maxclients N] [--gomaxprocs N] [--pprof ADDR]")
 			os.Exit(0)
 		}
 		if !strings.HasPrefix(a, "--") {
@@ -96,5 +114,27 @@ func parseArgs(cfg *server.Config, args []string) error {
 			return fmt.Errorf("--%s: %v", name, err)
 		}
 	}
+	return nil
+}
+
+// pprofAddr is where --pprof serves net/http/pprof (empty: not served).
+var pprofAddr string
+
+// startPprof serves the Go profiler on a loopback address only: profiles
+// expose internals, so they must not be reachable from the network.
+func startPprof(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%s is not a loopback address", host)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	slog.Info("pprof", "addr", ln.Addr().String())
+	go http.Serve(ln, nil)
 	return nil
 }
