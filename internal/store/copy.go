@@ -1,0 +1,50 @@
+package store
+
+import "github.com/cockroachdb/pebble/v2"
+
+// Databases is the number of logical databases this Tx can address, for
+// the commands that take a database index (MOVE, COPY ... DB, SWAPDB,
+// FLUSHALL).
+func (t *Tx) Databases() int { return len(t.dbMap) }
+
+// CopyTo makes dst in logical database dstDB a copy of src, a live key of
+// the Tx's current database whose metadata is m: whatever dst held before
+// (any type, expired or not) is dropped, then m (expiry included) and every
+// member of src are written under dst. It serves RENAME, COPY and MOVE for
+// every type; the caller deletes src when the command moves it. src and dst
+// must not be the same key of the same database.
+func (t *Tx) CopyTo(src []byte, m Meta, dstDB int, dst []byte) {
+	t.mustWrite()
+	srcPhys := t.phys()
+	saved := t.DB
+	t.DB = dstDB
+	defer func() { t.DB = saved }()
+
+	// Delete first: Put keeps an existing collection's members when the
+	// type stays the same, and dst's old members must not survive.
+	t.Delete(dst)
+	t.Put(dst, m)
+	if m.Type == TypeString {
+		return // a string has no members: its value is in m.Body
+	}
+	from := MemberPrefix(nil, srcPhys, src)
+	to := MemberPrefix(nil, t.phys(), dst)
+	// An iterator on the batch sees the batch as it was when created, so
+	// writing dst's members while walking src's is safe (and the two
+	// prefixes never overlap).
+	it, err := t.b.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: PrefixEnd(from)})
+	if err != nil {
+		panic(err)
+	}
+	defer it.Close()
+	k := to
+	for ok := it.First(); ok; ok = it.Next() {
+		k = append(k[:len(to)], it.Key()[len(from):]...)
+		if err := t.b.Set(k, it.Value(), nil); err != nil {
+			panic(err)
+		}
+	}
+	if err := it.Error(); err != nil {
+		panic(err)
+	}
+}
