@@ -69,6 +69,11 @@ type Command struct {
 	Categories              []string // ACL categories, without '@'
 	Summary, Since, Group   string   // for COMMAND DOCS
 	Subcommands             []*Command
+	// Tips are COMMAND INFO's command tips ("nondeterministic_output",
+	// "request_policy:all_shards"...). KeySpecs describe the key arguments;
+	// nil means one spec derived from FirstKey/LastKey/Step (see server.go).
+	Tips     []string
+	KeySpecs []KeySpec
 	// Run executes the command on the key space. Nil for Conn commands,
 	// which the server runs.
 	Run func(c *Ctx)

@@ -29,6 +29,11 @@ type Client struct {
 	lastAt             atomic.Int64
 	closing            bool // close after the replies are written (QUIT, protocol error)
 	replyOff, skipNext bool
+	skipping           bool // this command's reply is dropped (CLIENT REPLY SKIP)
+
+	// state mirrors db, proto and MULTI for CLIENT LIST, which other
+	// goroutines run (see publishState in admin.go).
+	state atomic.Uint64
 
 	// Writes proposed but not yet answered, in order. Their replies follow
 	// whatever is already in out, so anything written to out directly must
@@ -79,7 +84,12 @@ func (c *Client) serve() {
 		}
 		if len(argv) > 0 {
 			c.srv.Stats.Commands.Add(1)
-			c.dispatch(argv)
+			if c.replyOff || c.skipNext {
+				c.dispatchMuted(argv)
+			} else {
+				c.dispatch(argv)
+			}
+			c.publishState()
 		}
 		if c.closing || c.killed.Load() {
 			c.waitPending()
@@ -148,7 +158,7 @@ func (c *Client) dispatch(argv [][]byte) {
 		c.reply().Error(command.WrongArity(cmd.Name))
 		return
 	}
-	if len(cmd.Subcommands) > 0 {
+	if len(cmd.Subcommands) > 0 && len(argv) > 1 { // bare COMMAND is valid
 		sub := cmd.Subcommand(argv[1])
 		if sub == nil {
 			c.rejectInMulti()
@@ -160,6 +170,7 @@ func (c *Client) dispatch(argv [][]byte) {
 			c.reply().Error(command.WrongArity(sub.Name))
 			return
 		}
+		c.lastCmd.Store(&sub.Name)
 	}
 	if !c.authed && cmd.Flags&command.NoAuth == 0 {
 		c.rejectInMulti()

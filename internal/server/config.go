@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,8 @@ type Config struct {
 	MaxClients      int
 	ProtoMaxBulkLen int64
 	GoMaxProcs      int
-	LogRetain       int64 // records the log keeps after applying them (0: all)
+	LogRetain       int64  // records the log keeps after applying them (0: all)
+	File            string // the --config file, which CONFIG REWRITE updates ("" none)
 }
 
 // DefaultConfig is what `basalt` with no flags uses.
@@ -52,7 +54,7 @@ func (c *Config) Set(name, value string) error {
 	case "appendfsync":
 		f, ok := shard.ParseFsync(strings.ToLower(value))
 		if !ok {
-			return fmt.Errorf("argument(s) must be one of the following: always, everysec, no")
+			return fmt.Errorf("argument(s) must be one of the following: everysec, always, no")
 		}
 		c.AppendFsync = f
 	case "requirepass":
@@ -60,11 +62,14 @@ func (c *Config) Set(name, value string) error {
 	case "databases":
 		return setInt(&c.Databases, value, 1, 65535)
 	case "maxclients":
-		return setInt(&c.MaxClients, value, 1, 1<<31-1)
+		return setInt(&c.MaxClients, value, 1, 1<<32-1)
 	case "proto-max-bulk-len":
 		n, err := parseMemory(value)
-		if err != nil || n < 1024*1024 {
-			return fmt.Errorf("argument must be a memory value of at least 1mb")
+		if err != nil {
+			return fmt.Errorf("argument must be a memory value")
+		}
+		if n < 1024*1024 {
+			return fmt.Errorf("argument must be between 1048576 and 9223372036854775807 inclusive")
 		}
 		c.ProtoMaxBulkLen = n
 	case "gomaxprocs":
@@ -115,8 +120,11 @@ var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", 
 
 func setInt(dst *int, value string, lo, hi int) error {
 	n, err := strconv.Atoi(value)
-	if err != nil || n < lo || n > hi {
+	if err != nil {
 		return fmt.Errorf("argument couldn't be parsed into an integer")
+	}
+	if n < lo || n > hi { // Redis's CONFIG SET wording
+		return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
 	}
 	*dst = n
 	return nil
@@ -142,6 +150,9 @@ func parseMemory(s string) (int64, error) {
 // LoadFile reads a redis.conf-style file: one "name value..." per line, #
 // comments, quoted values.
 func (c *Config) LoadFile(path string) error {
+	if abs, err := filepath.Abs(path); err == nil {
+		c.File = abs // CONFIG REWRITE writes here
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err

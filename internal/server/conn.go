@@ -10,10 +10,11 @@ import (
 
 // connHandlers run the commands flagged command.Conn: those that read or
 // change the connection or the server rather than the key space.
-var connHandlers map[string]func(c *Client, argv [][]byte)
+// Other files add theirs from their own init (admin.go).
+var connHandlers = map[string]func(c *Client, argv [][]byte){}
 
 func init() {
-	connHandlers = map[string]func(*Client, [][]byte){
+	for name, h := range map[string]func(*Client, [][]byte){
 		"select":   cmdSelect,
 		"auth":     cmdAuth,
 		"hello":    cmdHello,
@@ -25,6 +26,8 @@ func init() {
 		"discard":  cmdDiscard,
 		"watch":    cmdWatch,
 		"unwatch":  cmdUnwatch,
+	} {
+		connHandlers[name] = h
 	}
 }
 

@@ -1,0 +1,861 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"basalt/internal/command"
+	"basalt/internal/glob"
+	"basalt/internal/num"
+)
+
+// Server and connection administration: INFO, CONFIG, CLIENT, DEBUG, and
+// the CLIENT REPLY muting of the connection loop.
+
+// BasaltVersion is reported by INFO next to the Redis version it follows.
+const BasaltVersion = "0.1.0"
+
+func init() {
+	connHandlers["info"] = cmdInfo
+	connHandlers["config"] = cmdConfig
+	connHandlers["client"] = cmdClient
+	connHandlers["debug"] = cmdDebug
+}
+
+// dispatchMuted runs a command whose reply CLIENT REPLY OFF or SKIP drops.
+// Pending writes are waited for on both sides so that exactly this
+// command's output is cut; CLIENT REPLY ON clears the flags and keeps its OK.
+func (c *Client) dispatchMuted(argv [][]byte) {
+	c.waitPending()
+	mark := c.out.Len()
+	c.skipping, c.skipNext = c.skipNext, false
+	c.dispatch(argv)
+	c.waitPending()
+	if c.replyOff || c.skipping {
+		c.out.Buf = c.out.Buf[:mark]
+	}
+	c.skipping = false
+}
+
+// Client state packed for other goroutines: db in bits 0-15, proto in
+// 16-19, MULTI in bit 20, queued commands from bit 32.
+func (c *Client) publishState() {
+	v := uint64(c.db&0xffff) | uint64(c.proto&0xf)<<16 | uint64(len(c.queued))<<32
+	if c.multi {
+		v |= 1 << 20
+	}
+	if c.state.Load() != v {
+		c.state.Store(v)
+	}
+}
+
+func (c *Client) loadState() (db, proto int, multi bool, queued int) {
+	v := c.state.Load()
+	db, proto, multi, queued = int(v&0xffff), int(v>>16&0xf), v&(1<<20) != 0, int(v>>32)
+	if proto == 0 { // nothing published yet
+		proto = 2
+	}
+	return
+}
+
+// ---- INFO ----
+
+var (
+	infoDefault = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+	infoAll     = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace"}
+)
+
+// opsSample keeps the previous command count for instantaneous_ops_per_sec,
+// which is measured between two INFO calls.
+var opsSample struct {
+	sync.Mutex
+	at       time.Time
+	commands int64
+	rate     int64
+	peakMem  uint64
+}
+
+func cmdInfo(c *Client, argv [][]byte) {
+	var sections []string
+	if len(argv) == 1 {
+		sections = infoDefault
+	}
+	for _, a := range argv[1:] {
+		switch s := strings.ToLower(string(a)); s {
+		case "default":
+			sections = append(sections, infoDefault...)
+		case "all", "everything":
+			sections = append(sections, infoAll...)
+		default:
+			sections = append(sections, s)
+		}
+	}
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, name := range sections {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		text := c.srv.infoSection(name, c)
+		if text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString(text)
+	}
+	c.reply().Verbatim("txt", b.String())
+}
+
+// infoSection renders one section, "" for an unknown name.
+func (s *Server) infoSection(name string, c *Client) string {
+	var lines []string
+	add := func(k string, v any) { lines = append(lines, fmt.Sprintf("%s:%v", k, v)) }
+	cfg := s.config()
+	now := time.Now()
+	title := name
+	switch name {
+	case "server":
+		title = "Server"
+		exe, _ := os.Executable()
+		up := int64(now.Sub(s.start).Seconds())
+		add("redis_version", RedisVersion)
+		add("basalt_version", BasaltVersion)
+		add("redis_git_sha1", "00000000")
+		add("redis_git_dirty", 0)
+		add("redis_build_id", "0")
+		add("redis_mode", "standalone")
+		add("os", osName())
+		add("arch_bits", strconv.IntSize)
+		add("monotonic_clock", "POSIX clock_gettime")
+		add("multiplexing_api", "epoll")
+		add("atomicvar_api", "c11-builtin")
+		add("go_version", runtime.Version())
+		add("process_id", os.Getpid())
+		add("process_supervised", "no")
+		add("run_id", s.runID)
+		add("tcp_port", cfg.Port)
+		add("server_time_usec", now.UnixMicro())
+		add("uptime_in_seconds", up)
+		add("uptime_in_days", up/86400)
+		add("hz", 10)
+		add("configured_hz", 10)
+		add("lru_clock", now.Unix()&(1<<24-1))
+		add("executable", exe)
+		add("config_file", cfg.File)
+		add("io_threads_active", 0)
+	case "clients":
+		title = "Clients"
+		s.mu.Lock()
+		n := len(s.clients)
+		s.mu.Unlock()
+		add("connected_clients", n)
+		add("cluster_connections", 0)
+		add("maxclients", cfg.MaxClients)
+		add("client_recent_max_input_buffer", 0)
+		add("client_recent_max_output_buffer", 0)
+		add("blocked_clients", 0)
+		add("tracking_clients", 0)
+		add("clients_in_timeout_table", 0)
+	case "memory":
+		title = "Memory"
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		rss := rssBytes()
+		opsSample.Lock()
+		opsSample.peakMem = max(opsSample.peakMem, m.HeapAlloc)
+		peak := opsSample.peakMem
+		opsSample.Unlock()
+		add("used_memory", m.HeapAlloc)
+		add("used_memory_human", humanBytes(m.HeapAlloc))
+		add("used_memory_rss", rss)
+		add("used_memory_rss_human", humanBytes(rss))
+		add("used_memory_peak", peak)
+		add("used_memory_peak_human", humanBytes(peak))
+		add("used_memory_peak_perc", fmt.Sprintf("%.2f%%", 100*float64(m.HeapAlloc)/float64(max(peak, 1))))
+		add("used_memory_overhead", m.Sys-m.HeapAlloc)
+		add("used_memory_dataset", m.HeapAlloc)
+		add("total_system_memory", totalMemory())
+		add("total_system_memory_human", humanBytes(totalMemory()))
+		add("used_memory_lua", 0)
+		add("used_memory_scripts", 0)
+		add("number_of_cached_scripts", 0)
+		add("maxmemory", 0)
+		add("maxmemory_human", "0B")
+		add("maxmemory_policy", "noeviction")
+		add("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1))))
+		add("mem_allocator", "go")
+		add("lazyfree_pending_objects", 0)
+		if d := s.st.Pebble(); d != nil {
+			add("used_disk_bytes", d.Metrics().DiskSpaceUsage()) // basalt: data on disk
+		}
+	case "persistence":
+		title = "Persistence"
+		// Every write goes through the log before it is acknowledged: that is
+		// Redis's AOF, always on; the fsync policy is the live one.
+		add("loading", 0)
+		add("async_loading", 0)
+		add("rdb_changes_since_last_save", 0)
+		add("rdb_bgsave_in_progress", 0)
+		add("rdb_last_save_time", s.start.Unix())
+		add("rdb_last_bgsave_status", "ok")
+		add("rdb_last_bgsave_time_sec", -1)
+		add("rdb_current_bgsave_time_sec", -1)
+		add("rdb_saves", 0)
+		add("aof_enabled", 1)
+		add("aof_rewrite_in_progress", 0)
+		add("aof_rewrite_scheduled", 0)
+		add("aof_last_rewrite_time_sec", -1)
+		add("aof_current_rewrite_time_sec", -1)
+		add("aof_last_bgrewrite_status", "ok")
+		add("aof_rewrites", 0)
+		add("aof_last_write_status", "ok")
+		add("appendfsync", s.shard.FsyncPolicy().String())
+		add("basalt_applied_index", s.shard.Applied())
+	case "stats":
+		title = "Stats"
+		cmds := s.Stats.Commands.Load()
+		opsSample.Lock()
+		if el := now.Sub(opsSample.at); !opsSample.at.IsZero() && el >= 100*time.Millisecond {
+			opsSample.rate = int64(float64(cmds-opsSample.commands) / el.Seconds())
+		}
+		if opsSample.at.IsZero() || now.Sub(opsSample.at) >= 100*time.Millisecond {
+			opsSample.at, opsSample.commands = now, cmds
+		}
+		rate := opsSample.rate
+		opsSample.Unlock()
+		add("total_connections_received", s.Stats.Connections.Load())
+		add("total_commands_processed", cmds)
+		add("instantaneous_ops_per_sec", rate)
+		add("total_net_input_bytes", s.Stats.NetInput.Load())
+		add("total_net_output_bytes", s.Stats.NetOutput.Load())
+		add("instantaneous_input_kbps", "0.00")
+		add("instantaneous_output_kbps", "0.00")
+		add("rejected_connections", s.Stats.Rejected.Load())
+		add("sync_full", 0)
+		add("sync_partial_ok", 0)
+		add("sync_partial_err", 0)
+		add("expired_keys", s.Stats.ExpiredKeys.Load())
+		add("expired_stale_perc", "0.00")
+		add("expired_time_cap_reached_count", 0)
+		add("evicted_keys", 0)
+		add("evicted_clients", 0)
+		add("keyspace_hits", s.Stats.KeyspaceHits.Load())
+		add("keyspace_misses", s.Stats.KeyspaceMisses.Load())
+		add("pubsub_channels", 0)
+		add("pubsub_patterns", 0)
+		add("latest_fork_usec", 0)
+		add("total_forks", 0)
+		add("migrate_cached_sockets", 0)
+		add("total_error_replies", 0)
+	case "replication":
+		title = "Replication"
+		add("role", "master")
+		add("connected_slaves", 0)
+		add("master_failover_state", "no-failover")
+		add("master_replid", s.runID)
+		add("master_replid2", strings.Repeat("0", 40))
+		add("master_repl_offset", 0)
+		add("second_repl_offset", -1)
+		add("repl_backlog_active", 0)
+		add("repl_backlog_size", 1048576)
+		add("repl_backlog_first_byte_offset", 0)
+		add("repl_backlog_histlen", 0)
+	case "cpu":
+		title = "CPU"
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		add("used_cpu_sys", fmt.Sprintf("%.6f", tv(ru.Stime)))
+		add("used_cpu_user", fmt.Sprintf("%.6f", tv(ru.Utime)))
+		add("used_cpu_sys_children", "0.000000")
+		add("used_cpu_user_children", "0.000000")
+	case "modules":
+		title = "Modules"
+	case "commandstats":
+		title = "Commandstats"
+	case "errorstats":
+		title = "Errorstats"
+	case "latencystats":
+		title = "Latencystats"
+	case "cluster":
+		title = "Cluster"
+		add("cluster_enabled", 0)
+	case "keyspace":
+		title = "Keyspace"
+		// expires and avg_ttl are not counted by the store: reported as 0.
+		for db := 0; db < s.st.Databases(); db++ {
+			tx := s.st.ReadTx(db, now.UnixMilli(), false)
+			n := tx.Count()
+			tx.Close()
+			if n > 0 {
+				lines = append(lines, fmt.Sprintf("db%d:keys=%d,expires=0,avg_ttl=0", db, n))
+			}
+		}
+	default:
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("# " + title + "\r\n")
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteString("\r\n")
+	}
+	return b.String()
+}
+
+func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+
+func osName() string {
+	typ, _ := os.ReadFile("/proc/sys/kernel/ostype")
+	rel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	arch := runtime.GOARCH
+	if arch == "amd64" {
+		arch = "x86_64"
+	}
+	if len(typ) == 0 {
+		return runtime.GOOS + " " + arch
+	}
+	return strings.TrimSpace(string(typ)) + " " + strings.TrimSpace(string(rel)) + " " + arch
+}
+
+// rssBytes reads the resident set size from /proc (0 elsewhere).
+func rssBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
+
+func totalMemory() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return si.Totalram * uint64(si.Unit)
+}
+
+// humanBytes formats as Redis's bytesToHuman: 1.70M, 23.54G, 200B.
+func humanBytes(n uint64) string {
+	f := float64(n)
+	for _, u := range []struct {
+		unit string
+		size float64
+	}{{"P", 1 << 50}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if f >= u.size {
+			return fmt.Sprintf("%.2f%s", f/u.size, u.unit)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// ---- CONFIG ----
+
+var configHelp = []string{
+	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GET <pattern>",
+	"    Return parameters matching the glob-like <pattern> and their values.",
+	"SET <directive> <value>",
+	"    Set the configuration <directive> to <value>.",
+	"RESETSTAT",
+	"    Reset statistics reported by the INFO command.",
+	"REWRITE",
+	"    Rewrite the configuration file.",
+	"HELP",
+	"    Prints this help.",
+}
+
+// Settings that can only be given at start, and read-only ones that
+// basalt shows because tools ask for them (redis-benchmark reads save and
+// appendonly).
+var (
+	immutableConfig = map[string]bool{"bind": true, "port": true, "dir": true, "databases": true, "log-retain": true}
+	fixedConfig     = map[string]string{"appendonly": "yes", "save": "", "maxmemory": "0", "maxmemory-policy": "noeviction"}
+)
+
+func cmdConfig(c *Client, argv [][]byte) {
+	switch strings.ToLower(string(argv[1])) {
+	case "get":
+		configGet(c, argv[2:])
+	case "set":
+		configSet(c, argv[2:])
+	case "resetstat":
+		st := &c.srv.Stats
+		for _, n := range []interface{ Store(int64) }{&st.Connections, &st.Rejected, &st.Commands, &st.ExpiredKeys,
+			&st.KeyspaceHits, &st.KeyspaceMisses, &st.NetInput, &st.NetOutput} {
+			n.Store(0)
+		}
+		c.reply().OK()
+	case "rewrite":
+		if err := c.srv.rewriteConfig(); err != nil {
+			c.reply().Error("ERR " + err.Error())
+			return
+		}
+		c.reply().OK()
+	case "help":
+		command.HelpReply(c.reply(), configHelp)
+	}
+}
+
+func configGet(c *Client, patterns [][]byte) {
+	cfg := c.srv.config()
+	var names []string
+	for _, p := range patterns {
+		match := func(name string) {
+			if glob.Match(p, []byte(name), true) && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+		for _, name := range ConfigNames {
+			match(name)
+		}
+		for name := range fixedConfig {
+			match(name)
+		}
+	}
+	w := c.reply()
+	w.MapLen(len(names))
+	for _, name := range names {
+		v, ok := cfg.Get(name)
+		if !ok {
+			v = fixedConfig[name]
+		}
+		w.BulkString(name)
+		w.BulkString(v)
+	}
+}
+
+func configSet(c *Client, args [][]byte) {
+	w := c.reply()
+	if len(args)%2 != 0 {
+		w.Error(command.WrongArity("config|set"))
+		return
+	}
+	failed := func(name, why string) {
+		w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i += 2 {
+		name := strings.ToLower(string(args[i]))
+		_, known := fixedConfig[name]
+		if !known && !slices.Contains(ConfigNames, name) {
+			w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(args[i]) + "'")
+			return
+		}
+		if known || immutableConfig[name] {
+			failed(name, "can't set immutable config")
+			return
+		}
+		if seen[name] {
+			failed(name, "duplicate parameter")
+			return
+		}
+		seen[name] = true
+	}
+	s := c.srv
+	s.mu.Lock()
+	cfg := s.cfg // all or nothing: work on a copy
+	for i := 0; i < len(args); i += 2 {
+		if err := cfg.Set(string(args[i]), string(args[i+1])); err != nil {
+			s.mu.Unlock()
+			failed(strings.ToLower(string(args[i])), err.Error())
+			return
+		}
+	}
+	s.cfg = cfg
+	s.mu.Unlock()
+	// Settings read at every use (requirepass for new connections,
+	// maxclients at accept) need nothing more; these act now.
+	if seen["appendfsync"] {
+		s.shard.SetFsync(cfg.AppendFsync)
+	}
+	if seen["gomaxprocs"] && cfg.GoMaxProcs > 0 {
+		runtime.GOMAXPROCS(cfg.GoMaxProcs)
+	}
+	w.OK()
+}
+
+// rewriteConfig writes the running settings into the config file: lines
+// that set a known name are replaced in place (later duplicates dropped),
+// and settings that differ from the defaults and are not in the file are
+// appended, as Redis's CONFIG REWRITE does.
+func (s *Server) rewriteConfig() error {
+	cfg := s.config()
+	if cfg.File == "" {
+		return fmt.Errorf("The server is running without a config file")
+	}
+	old, err := os.ReadFile(cfg.File)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("Rewriting config file: %v", err)
+	}
+	def := DefaultConfig()
+	line := func(name string) string {
+		v, _ := cfg.Get(name)
+		return name + " " + quoteConfig(v)
+	}
+	var out []string
+	done := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(string(old)))
+	for sc.Scan() {
+		text := sc.Text()
+		fields := strings.Fields(text)
+		if len(fields) > 0 && fields[0][0] != '#' {
+			name := strings.ToLower(fields[0])
+			if slices.Contains(ConfigNames, name) {
+				if !done[name] {
+					out = append(out, line(name))
+				}
+				done[name] = true
+				continue
+			}
+		}
+		out = append(out, text)
+	}
+	header := false
+	for _, name := range ConfigNames {
+		v, _ := cfg.Get(name)
+		if dv, _ := def.Get(name); done[name] || v == dv {
+			continue
+		}
+		if !header {
+			out = append(out, "# Generated by CONFIG REWRITE")
+			header = true
+		}
+		out = append(out, line(name))
+	}
+	tmp := filepath.Join(filepath.Dir(cfg.File), "."+filepath.Base(cfg.File)+".tmp")
+	if err := os.WriteFile(tmp, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+		return fmt.Errorf("Rewriting config file: %v", err)
+	}
+	if err := os.Rename(tmp, cfg.File); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("Rewriting config file: %v", err)
+	}
+	return nil
+}
+
+// quoteConfig quotes a value for a config file line when it is empty or
+// has characters the line splitter would take apart.
+func quoteConfig(v string) string {
+	if v != "" && !strings.ContainsAny(v, " \t\r\n\"'\\") {
+		return v
+	}
+	return strconv.Quote(v)
+}
+
+// ---- CLIENT ----
+
+var clientHelp = []string{
+	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GETNAME",
+	"    Return the name of the current connection.",
+	"ID",
+	"    Return the ID of the current connection.",
+	"INFO",
+	"    Return information about the current client connection.",
+	"KILL <ip:port>",
+	"    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]",
+	"    Kill connections. Options are:",
+	"    * ADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made from the specified address",
+	"    * LADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made to specified local address",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Kill connections by type.",
+	"    * USER <username>",
+	"      Kill connections authenticated by <username>.",
+	"    * SKIPME (YES|NO)",
+	"      Skip killing current connection (default: yes).",
+	"LIST [options ...]",
+	"    Return information about client connections. Options:",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Return clients of specified type.",
+	"REPLY (ON|OFF|SKIP)",
+	"    Control the replies sent to the current connection.",
+	"SETNAME <name>",
+	"    Assign the name <name> to the current connection.",
+	"NO-EVICT (ON|OFF)",
+	"    Protect current client connection from eviction.",
+	"HELP",
+	"    Prints this help.",
+}
+
+func cmdClient(c *Client, argv [][]byte) {
+	switch strings.ToLower(string(argv[1])) {
+	case "id":
+		c.reply().Int(c.id)
+	case "setname":
+		if err := validClientName(argv[2]); err != "" {
+			c.reply().Error(err)
+			return
+		}
+		name := string(argv[2])
+		c.name.Store(&name)
+		c.reply().OK()
+	case "getname":
+		if name := *c.name.Load(); name != "" {
+			c.reply().BulkString(name)
+		} else {
+			c.reply().Null()
+		}
+	case "info":
+		c.publishState() // this command's own state
+		c.reply().Verbatim("txt", c.infoLine()+"\n")
+	case "list":
+		clientList(c, argv[2:])
+	case "kill":
+		clientKill(c, argv[2:])
+	case "no-evict":
+		switch strings.ToLower(string(argv[2])) {
+		case "on", "off": // basalt evicts no clients
+			c.reply().OK()
+		default:
+			c.reply().Error(command.ErrSyntax)
+		}
+	case "reply":
+		switch strings.ToLower(string(argv[2])) {
+		case "on":
+			c.replyOff, c.skipNext, c.skipping = false, false, false
+			c.reply().OK()
+		case "off":
+			c.replyOff = true
+		case "skip":
+			if !c.replyOff {
+				c.skipNext = true
+			}
+		default:
+			c.reply().Error(command.ErrSyntax)
+		}
+	case "help":
+		command.HelpReply(c.reply(), clientHelp)
+	}
+}
+
+// clients returns the connected clients in id order, as Redis lists them.
+func (s *Server) clientsByID() []*Client {
+	s.mu.Lock()
+	out := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, c)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b *Client) int { return int(a.id - b.id) })
+	return out
+}
+
+func validClientType(t string) bool {
+	switch strings.ToLower(t) {
+	case "normal", "master", "replica", "slave", "pubsub":
+		return true
+	}
+	return false
+}
+
+func clientList(c *Client, args [][]byte) {
+	var ids []int64
+	typ := ""
+	switch {
+	case len(args) == 0:
+	case len(args) == 2 && strings.EqualFold(string(args[0]), "type"):
+		typ = strings.ToLower(string(args[1]))
+		if !validClientType(typ) {
+			c.reply().Error("ERR Unknown client type '" + string(args[1]) + "'")
+			return
+		}
+	case len(args) >= 2 && strings.EqualFold(string(args[0]), "id"):
+		for _, a := range args[1:] {
+			id, ok := num.ParseInt(a)
+			if !ok || id <= 0 {
+				c.reply().Error("ERR Invalid client ID")
+				return
+			}
+			ids = append(ids, id)
+		}
+	default:
+		c.reply().Error(command.ErrSyntax)
+		return
+	}
+	c.publishState()
+	var b strings.Builder
+	for _, o := range c.srv.clientsByID() {
+		if typ != "" && typ != "normal" { // no replicas or subscribers yet
+			continue
+		}
+		if ids != nil && !slices.Contains(ids, o.id) {
+			continue
+		}
+		b.WriteString(o.infoLine())
+		b.WriteByte('\n')
+	}
+	c.reply().Verbatim("txt", b.String())
+}
+
+// infoLine is the client's CLIENT LIST line. It runs on other clients'
+// goroutines, so it reads only what they publish atomically.
+func (c *Client) infoLine() string {
+	db, proto, multi, queued := c.loadState()
+	now := time.Now()
+	flags, multiN := "N", -1
+	if multi {
+		flags, multiN = "x", queued
+	}
+	idle := int64(0)
+	if at := c.lastAt.Load(); at > 0 {
+		idle = (now.UnixMilli() - at) / 1000
+	} else {
+		idle = int64(now.Sub(c.created).Seconds())
+	}
+	cmd := *c.lastCmd.Load()
+	if cmd == "" {
+		cmd = "NULL"
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), connFD(c), *c.name.Load(), int64(now.Sub(c.created).Seconds()), idle, flags, db, multiN, cmd, proto)
+}
+
+// connFD returns the socket's file descriptor without duplicating it.
+func connFD(c *Client) int {
+	sc, ok := c.nc.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	_ = rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
+// clientKill handles CLIENT KILL addr (replies OK or an error) and CLIENT
+// KILL <filter> <value>... (replies with the number killed).
+func clientKill(c *Client, args [][]byte) {
+	if len(args) == 1 {
+		addr := string(args[0])
+		for _, o := range c.srv.clientsByID() {
+			if o.nc.RemoteAddr().String() == addr {
+				c.reply().OK()
+				c.kill(o)
+				return
+			}
+		}
+		c.reply().Error("ERR No such client")
+		return
+	}
+	if len(args)%2 != 0 {
+		c.reply().Error(command.ErrSyntax)
+		return
+	}
+	var (
+		id          int64
+		addr, laddr string
+		user, typ   string
+		skipMe      = true
+	)
+	for i := 0; i < len(args); i += 2 {
+		v := string(args[i+1])
+		switch strings.ToLower(string(args[i])) {
+		case "id":
+			n, ok := num.ParseInt(args[i+1])
+			if !ok || n <= 0 {
+				c.reply().Error("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case "addr":
+			addr = v
+		case "laddr":
+			laddr = v
+		case "user":
+			if v != "default" {
+				c.reply().Error("ERR No such user '" + v + "'")
+				return
+			}
+			user = v
+		case "type":
+			if !validClientType(v) {
+				c.reply().Error("ERR Unknown client type '" + v + "'")
+				return
+			}
+			typ = strings.ToLower(v)
+		case "skipme":
+			switch strings.ToLower(v) {
+			case "yes":
+				skipMe = true
+			case "no":
+				skipMe = false
+			default:
+				c.reply().Error(command.ErrSyntax)
+				return
+			}
+		default:
+			c.reply().Error(command.ErrSyntax)
+			return
+		}
+	}
+	_ = user // every client is the default user
+	var victims []*Client
+	for _, o := range c.srv.clientsByID() {
+		switch {
+		case id != 0 && o.id != id,
+			addr != "" && o.nc.RemoteAddr().String() != addr,
+			laddr != "" && o.nc.LocalAddr().String() != laddr,
+			typ != "" && typ != "normal",
+			skipMe && o == c:
+			continue
+		}
+		victims = append(victims, o)
+	}
+	c.reply().Int(int64(len(victims)))
+	for _, o := range victims {
+		c.kill(o)
+	}
+}
+
+// kill closes another client's connection (its goroutine sees the read
+// fail and cleans up), or this one's after its reply is written.
+func (c *Client) kill(o *Client) {
+	if o == c {
+		c.closing = true
+		return
+	}
+	o.killed.Store(true)
+	o.nc.Close()
+}
+
+// ---- DEBUG ----
+
+// cmdDebug implements DEBUG SLEEP, which tests use to hold a connection.
+func cmdDebug(c *Client, argv [][]byte) {
+	sub := strings.ToLower(string(argv[1]))
+	if sub == "sleep" && len(argv) == 3 {
+		secs, ok := num.ParseFloat(argv[2])
+		if !ok {
+			c.reply().Error(command.ErrNotFloat)
+			return
+		}
+		c.waitPending()
+		time.Sleep(time.Duration(secs * float64(time.Second)))
+		c.reply().OK()
+		return
+	}
+	c.reply().Error("ERR unknown subcommand or wrong number of arguments for '" + string(argv[1]) + "'. Try DEBUG HELP.")
+}
