@@ -553,7 +553,10 @@ func cmdLCS(c *Ctx) {
 	// Dynamic programming row by row. Where the last bytes differ, the
 	// backtrack needs only whether LCS(i-1,j) > LCS(i,j-1): one bit.
 	width := blen + 1
-	up := make([]byte, (int64(alen+1)*int64(width)+7)/8)
+	var up []byte // LEN alone needs no backtrack
+	if !getLen {
+		up = make([]byte, (int64(alen+1)*int64(width)+7)/8)
+	}
 	prev, cur := make([]uint32, width), make([]uint32, width)
 	for i := 1; i <= alen; i++ {
 		cur[0] = 0
@@ -565,8 +568,10 @@ func cmdLCS(c *Ctx) {
 			l1, l2 := prev[j], cur[j-1]
 			if l1 > l2 {
 				cur[j] = l1
-				bit := i*width + j
-				up[bit>>3] |= 1 << (bit & 7)
+				if up != nil {
+					bit := i*width + j
+					up[bit>>3] |= 1 << (bit & 7)
+				}
 			} else {
 				cur[j] = l2
 			}
