@@ -751,15 +751,24 @@ func TestStrings(t *testing.T) {
 		for _, name := range []string{"get", "set", "setnx", "setex", "psetex", "getset", "getdel", "getex",
 			"mget", "mset", "msetnx", "append", "strlen", "getrange", "substr", "setrange", "incr", "decr",
 			"incrby", "decrby", "incrbyfloat", "lcs"} {
-			w, g := d.DoBoth("COMMAND", "INFO", name)
-			// Compare the legacy fields: name, arity, flags, key positions, categories.
-			if len(w.Elems) != 1 || len(g.Elems) != 1 || len(g.Elems[0].Elems) < 7 {
-				t.Errorf("COMMAND INFO %s: redis %v, basalt %v", name, w, g)
+			d.Do("COMMAND", "INFO", name)
+			// COMMAND DOCS: basalt gives summary, since and group; compare those.
+			w, g := d.DoBoth("COMMAND", "DOCS", name)
+			if len(w.Elems) != 2 || len(g.Elems) != 2 {
+				t.Errorf("COMMAND DOCS %s: redis %v, basalt %v", name, w, g)
 				continue
 			}
-			for i := 0; i < 7; i++ {
-				if ws, gs := w.Elems[0].Elems[i].String(), g.Elems[0].Elems[i].String(); ws != gs {
-					t.Errorf("COMMAND INFO %s field %d: redis %s, basalt %s", name, i, ws, gs)
+			field := func(r testutil.Reply, f string) string {
+				for i := 0; i+1 < len(r.Elems); i += 2 {
+					if r.Elems[i].Str == f {
+						return r.Elems[i+1].String()
+					}
+				}
+				return ""
+			}
+			for _, f := range []string{"summary", "since", "group"} {
+				if wf, gf := field(w.Elems[1], f), field(g.Elems[1], f); wf != gf {
+					t.Errorf("COMMAND DOCS %s %s: redis %s, basalt %s", name, f, wf, gf)
 				}
 			}
 		}
