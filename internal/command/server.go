@@ -406,6 +406,9 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 	case cmd == nil:
 		c.W.Error("ERR Invalid command specified")
 		return
+	case len(cmd.Specs()) == 0:
+		c.W.Error("ERR The command has no key arguments")
+		return
 	case !cmd.ArityOK(len(argv)):
 		c.W.Error("ERR Invalid number of arguments specified for command")
 		return
@@ -419,10 +422,6 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 		for _, k := range s.Keys(argv) {
 			keys = append(keys, found{k, s.Flags})
 		}
-	}
-	if len(keys) == 0 {
-		c.W.Error("ERR The command has no key arguments")
-		return
 	}
 	c.W.ArrayLen(len(keys))
 	for _, k := range keys {

@@ -85,35 +85,36 @@ var opsSample struct {
 }
 
 func cmdInfo(c *Client, argv [][]byte) {
-	var sections []string
+	// Sections come in Redis's order whatever the order asked.
+	want := map[string]bool{}
 	if len(argv) == 1 {
-		sections = infoDefault
+		for _, s := range infoDefault {
+			want[s] = true
+		}
 	}
 	for _, a := range argv[1:] {
+		var names []string
 		switch s := strings.ToLower(string(a)); s {
 		case "default":
-			sections = append(sections, infoDefault...)
+			names = infoDefault
 		case "all", "everything":
-			sections = append(sections, infoAll...)
+			names = infoAll
 		default:
-			sections = append(sections, s)
+			names = []string{s}
+		}
+		for _, s := range names {
+			want[s] = true
 		}
 	}
 	var b strings.Builder
-	seen := map[string]bool{}
-	for _, name := range sections {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		text := c.srv.infoSection(name, c)
-		if text == "" {
+	for _, name := range infoAll {
+		if !want[name] {
 			continue
 		}
 		if b.Len() > 0 {
 			b.WriteString("\r\n")
 		}
-		b.WriteString(text)
+		b.WriteString(c.srv.infoSection(name, c))
 	}
 	c.reply().Verbatim("txt", b.String())
 }
@@ -417,6 +418,15 @@ func configGet(c *Client, patterns [][]byte) {
 	cfg := c.srv.config()
 	var names []string
 	for _, p := range patterns {
+		if !strings.ContainsAny(string(p), "*?[\\") {
+			// A plain name is looked up and answered as typed, as Redis does.
+			lower := strings.ToLower(string(p))
+			_, fixed := fixedConfig[lower]
+			if (fixed || slices.Contains(ConfigNames, lower)) && !slices.Contains(names, string(p)) {
+				names = append(names, string(p))
+			}
+			continue
+		}
 		match := func(name string) {
 			if glob.Match(p, []byte(name), true) && !slices.Contains(names, name) {
 				names = append(names, name)
@@ -432,9 +442,9 @@ func configGet(c *Client, patterns [][]byte) {
 	w := c.reply()
 	w.MapLen(len(names))
 	for _, name := range names {
-		v, ok := cfg.Get(name)
+		v, ok := cfg.Get(strings.ToLower(name))
 		if !ok {
-			v = fixedConfig[name]
+			v = fixedConfig[strings.ToLower(name)]
 		}
 		w.BulkString(name)
 		w.BulkString(v)
@@ -682,7 +692,7 @@ func clientList(c *Client, args [][]byte) {
 	case len(args) >= 2 && strings.EqualFold(string(args[0]), "id"):
 		for _, a := range args[1:] {
 			id, ok := num.ParseInt(a)
-			if !ok || id <= 0 {
+			if !ok {
 				c.reply().Error("ERR Invalid client ID")
 				return
 			}
