@@ -8,6 +8,7 @@ package resp
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"strconv"
@@ -100,8 +101,28 @@ func (r *Reader) readLine(max int, tooBig string) ([]byte, error) {
 	return line, nil
 }
 
+// readHeader reads a multibulk or bulk length line. As Redis, the line ends
+// at the first '\r' and the byte after it is skipped whatever it is, so a
+// lone '\n' does not end a header.
+func (r *Reader) readHeader(tooBig string) ([]byte, error) {
+	line, err := r.br.ReadSlice('\r')
+	if err == bufio.ErrBufferFull {
+		return nil, protoErr(tooBig)
+	}
+	if err == nil {
+		_, err = r.br.ReadByte()
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return line[:len(line)-1], nil
+}
+
 func (r *Reader) readMultibulk() ([][]byte, error) {
-	line, err := r.readLine(MaxInlineSize, "too big mbulk count string")
+	line, err := r.readHeader("too big mbulk count string")
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +138,7 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 	}
 	args := make([][]byte, 0, min(n, preallocArgsLimit))
 	for i := int64(0); i < n; i++ {
-		hdr, err := r.readLine(MaxInlineSize, "too big bulk count string")
+		hdr, err := r.readHeader("too big bulk count string")
 		if err != nil {
 			return nil, err
 		}
@@ -166,9 +187,7 @@ func (r *Reader) readBulk(size int) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if buf[size] != '\r' || buf[size+1] != '\n' {
-		return nil, protoErr("invalid bulk length")
-	}
+	// Redis skips the two bytes after the data without checking them.
 	return buf[:size:size], nil
 }
 
@@ -184,9 +203,20 @@ func (r *Reader) readInline() ([][]byte, error) {
 	return args, nil
 }
 
-// parseLen parses a RESP length: an optional '-' and digits.
+// parseLen parses a RESP length as Redis's string2ll: an optional '-' and
+// digits, no '+', no leading zero, no "-0".
 func parseLen(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	digits := b
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || digits[0] < '1' || digits[0] > '9' {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(string(b), 10, 64)
@@ -198,6 +228,10 @@ func parseLen(b []byte) (int64, bool) {
 // escapes, 'single quotes' take \'. ok is false for unbalanced quotes or a
 // closing quote not followed by a space.
 func SplitArgs(line []byte) (args [][]byte, ok bool) {
+	// Redis splits a C string: a NUL byte ends the line.
+	if i := bytes.IndexByte(line, 0); i >= 0 {
+		line = line[:i]
+	}
 	i := 0
 	for {
 		for i < len(line) && isSpace(line[i]) {
