@@ -53,8 +53,12 @@ func (c *Client) parseDB(arg []byte) (int, bool) {
 
 func cmdSelect(c *Client, argv [][]byte) {
 	n, ok := num.ParseInt(argv[1])
-	if !ok || n != int64(int32(n)) {
+	if !ok {
 		c.reply().Error("ERR value is not an integer or out of range")
+		return
+	}
+	if n != int64(int32(n)) {
+		c.reply().Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
 	if n < 0 || n >= int64(c.srv.st.Databases()) {

@@ -457,6 +457,10 @@ func TestKeys(t *testing.T) {
 			SELECT 15
 			TTL k
 			SELECT 16
+			SELECT -1
+			SELECT x
+			SELECT 2147483648
+			SELECT 99999999999
 			GET k
 		`)
 	})
