@@ -226,6 +226,13 @@ func WriteInfo(w *resp.Writer, cmd *Command) {
 	w.BulkString(cmd.Name)
 	w.Int(int64(cmd.Arity))
 	flags := cmd.Flags.Names()
+	specs := cmd.Specs()
+	for _, s := range specs {
+		if s.Keyword != "" || s.KeyNum { // keys found by parsing, as Redis's getkeys_proc
+			flags = append(flags, "movablekeys")
+			break
+		}
+	}
 	w.SetLen(len(flags))
 	for _, f := range flags {
 		w.Simple(f)
@@ -241,7 +248,6 @@ func WriteInfo(w *resp.Writer, cmd *Command) {
 	for _, t := range cmd.Tips {
 		w.BulkString(t)
 	}
-	specs := cmd.Specs()
 	w.SetLen(len(specs))
 	for _, s := range specs {
 		writeKeySpec(w, s)
