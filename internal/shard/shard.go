@@ -67,6 +67,7 @@ type Shard struct {
 
 	// LogRetain is how many applied records the log keeps (0: all).
 	LogRetain uint64
+	truncated uint64 // records below this index are gone
 
 	Watches *Watches
 	group   *groupTouches // watched keys modified by the group being applied
@@ -197,8 +198,9 @@ func (s *Shard) commit(group []*Proposal) {
 		tx.AppendLog(rec.Index, buf)
 	}
 	last := s.next - 1
-	if s.LogRetain > 0 && last > s.LogRetain && last%1024 == 0 {
-		tx.TruncateLog(last - s.LogRetain)
+	if s.LogRetain > 0 && last > s.LogRetain+s.truncated+1024 {
+		s.truncated = last - s.LogRetain
+		tx.TruncateLog(s.truncated)
 	}
 	err := tx.Commit(Fsync(s.fsync.Load()) == FsyncAlways)
 	if err != nil {

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs basalt's whole test suite. Installs what the tests need that Go
+# modules don't bring: Debian's redis-server (the differential oracle) and
+# redis-tools (redis-cli, redis-benchmark).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v redis-cli >/dev/null || need+=(redis-tools)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "installing ${need[*]}"
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+go vet ./...
+go test -count=1 -timeout 20m "$@" ./...
