@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -868,4 +869,17 @@ func cmdDebug(c *Client, argv [][]byte) {
 		return
 	}
 	c.reply().Error("ERR unknown subcommand or wrong number of arguments for '" + string(argv[1]) + "'. Try DEBUG HELP.")
+}
+
+// countingReader counts the bytes clients send, for INFO's
+// total_net_input_bytes: one atomic add per read call, not per command.
+type countingReader struct {
+	r interface{ Read([]byte) (int, error) }
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }

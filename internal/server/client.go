@@ -53,7 +53,7 @@ func newClient(s *Server, nc net.Conn) *Client {
 		srv:     s,
 		nc:      nc,
 		id:      s.nextID.Add(1),
-		rd:      resp.NewReader(nc),
+		rd:      resp.NewReader(countingReader{nc, &s.Stats.NetInput}),
 		out:     resp.NewWriter(2),
 		proto:   2,
 		authed:  s.config().RequirePass == "",

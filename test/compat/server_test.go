@@ -345,11 +345,15 @@ func TestServer(t *testing.T) {
 
 		// total_commands_processed grows with each command.
 		n0 := infoField(t, g, "stats", "total_commands_processed")
+		in0 := infoField(t, g, "stats", "total_net_input_bytes")
 		for range 10 {
 			g.Do("PING")
 		}
 		if n := infoField(t, g, "stats", "total_commands_processed"); n < n0+10 {
 			t.Errorf("total_commands_processed %d after 10 commands, was %d", n, n0)
+		}
+		if n := infoField(t, g, "stats", "total_net_input_bytes"); n < in0+10*int64(len(testutil.Command("PING"))) {
+			t.Errorf("total_net_input_bytes %d after 10 PINGs, was %d", n, in0)
 		}
 
 		// Keyspace is the same as Redis's for the same data.
