@@ -23,9 +23,10 @@
 //   - Case folding (nocase) is ASCII-only (C locale tolower).
 //   - Protection against abusive patterns: once the remainder of a pattern
 //     after some '*' has failed at every position, no longer match is tried
-//     for earlier stars (linear instead of exponential backtracking), and
-//     recursion deeper than 1000 stars fails the match, as in Redis
-//     7.0.15 as shipped with the CVE-2024-31228 fix.
+//     for earlier stars (polynomial instead of exponential time), and
+//     recursion deeper than 1000 stars fails the match (the CVE-2024-31228
+//     fix of Redis 7.2.6, present in the reference redis-server 7.0.15
+//     build, Debian's 7.0.15-1~deb12u10).
 package glob
 
 // maxNesting is the recursion limit of Redis's stringmatchlen_impl.

@@ -85,7 +85,7 @@ var matchCases = []matchCase{
 	{"[?]", "?", true},
 	{"[[]", "[", true},
 	{"[\\]]", "]", true}, // escaped ']' inside class
-	{"[\\]", "]", true}, // "\]" escapes ']', class unterminated
+	{"[\\]", "]", true},  // "\]" escapes ']', class unterminated
 	{"[\\]", "\\", false},
 	{"[a\\", "\\", true}, // trailing backslash in class is literal
 	{"[a\\", "a", true},

@@ -1,9 +1,9 @@
 package num
 
 import (
-	"bytes"
 	"errors"
 	"math/big"
+	"math/bits"
 )
 
 // Errors of INCRBYFLOAT and HINCRBYFLOAT. Error() is the reply text
@@ -56,25 +56,24 @@ func LongDoubleFromInt64(n int64) LongDouble {
 
 // ParseLongDouble parses b like Redis's string2ld (getLongDoubleFromObject):
 // inputs that are empty or at least 5120 bytes long are rejected; the
-// input is cut at its first NUL byte (so "1\x00junk" is 1 and "\x00" is 0);
-// the rest must be entirely consumed by glibc strtold (decimal, hex,
-// "inf"/"infinity", optional sign, no leading whitespace); NaN, overflow to
-// ±Inf and underflow of a nonzero input to zero are rejected. Literal
-// infinities are accepted. The value is correctly rounded to long double.
+// whole input must be consumed by glibc strtold (decimal or hex syntax,
+// "inf"/"infinity", optional sign; no leading whitespace, no embedded NUL
+// bytes); NaN, overflow to ±Inf and underflow of a nonzero input to zero
+// are rejected, literal infinities accepted. The value is rounded to long
+// double to nearest even like glibc (including glibc's subnormal quirk,
+// see hexTopExp).
 func ParseLongDouble(b []byte) (LongDouble, bool) {
 	if len(b) == 0 || len(b) >= maxLongDoubleChars || isSpace(b[0]) {
 		return LongDouble{}, false
 	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
+	// An embedded NUL stops strtold early, so it is rejected here.
 	s, n := scan(b)
 	if n != len(b) {
 		return LongDouble{}, false
 	}
 	switch s.kind {
-	case kindNone: // only possible for an input that starts with NUL
-		return LongDouble{}, true
+	case kindNone:
+		return LongDouble{}, false // unreachable: n == len(b) > 0
 	case kindNaN:
 		return LongDouble{}, false
 	case kindInf:
@@ -92,7 +91,7 @@ func ParseLongDoubleString(s string) (LongDouble, bool) {
 	return ParseLongDouble([]byte(s))
 }
 
-// longDouble converts a scanned finite number, correctly rounded; rangeErr
+// longDouble converts a scanned finite number, rounded like glibc; rangeErr
 // is set on overflow to ±Inf and on underflow of a nonzero value to zero.
 func (s scanned) longDouble() (x LongDouble, rangeErr bool) {
 	zero := new(big.Float)
@@ -117,10 +116,14 @@ func (s scanned) longDouble() (x LongDouble, rangeErr bool) {
 		case mag < ldTinyExp-8:
 			return LongDouble{zero}, true
 		}
+		if hexTopExp(digits, exp) < ldMinExp {
+			digits = clearHexBit(digits, ldMantBits+1)
+		}
 		m, _ := new(big.Int).SetString(string(digits), 16)
 		exact = new(big.Float).SetInt(m)
 		exact.SetMantExp(exact, int(exp))
 	} else {
+		keepsAll := glibcKeepsAllDigits(digits, exp, ldMantBits, ldMinExp)
 		if len(digits) > maxDecDigits {
 			exp += int64(len(digits) - maxDecDigits - 1)
 			digits = append(digits[:maxDecDigits:maxDecDigits], '1')
@@ -138,6 +141,9 @@ func (s scanned) longDouble() (x LongDouble, rangeErr bool) {
 			exact = new(big.Float).SetInt(m)
 		} else {
 			exact = quoSticky(m, new(big.Int).Exp(big.NewInt(10), big.NewInt(-exp), nil))
+			if keepsAll && exact.MantExp(nil) < ldMinExp {
+				exact = clearBitFromTop(exact, ldMantBits+1)
+			}
 		}
 	}
 	if s.neg {
@@ -145,6 +151,82 @@ func (s scanned) longDouble() (x LongDouble, rangeErr bool) {
 	}
 	r, overflow, underflow := roundLD(exact)
 	return LongDouble{r}, overflow || underflow
+}
+
+// glibc's strtod family has a quirk for subnormal results: the first bit
+// after the full-precision mantissa (bit MANT_DIG+1, counting from the
+// leading 1) is dropped instead of being folded into the sticky bits, so
+// e.g. strtold("0x1.0000000000000001p-16446") is 0 rather than the
+// smallest subnormal. It happens for hexadecimal input, and for decimal
+// input short enough that glibc reads all of its digits (longer input sets
+// the sticky flag anyway). The helpers below reproduce it.
+
+// hexTopExp returns e such that the hex number digits × 2^exp (digits
+// without leading zeros) lies in [2^(e-1), 2^e).
+func hexTopExp(digits []byte, exp int64) int64 {
+	return exp + int64(4*len(digits)-4+bits.Len8(hexVal(digits[0])))
+}
+
+// clearHexBit returns digits with the k-th significant bit (k = 1 is the
+// leading 1 bit) cleared, copying if it needs to change anything.
+func clearHexBit(digits []byte, k int) []byte {
+	lead := bits.Len8(hexVal(digits[0]))
+	var idx, bit int // digit index and bit within it
+	if k <= lead {
+		idx, bit = 0, lead-k
+	} else {
+		idx, bit = 1+(k-lead-1)/4, 3-(k-lead-1)%4
+	}
+	if idx >= len(digits) || hexVal(digits[idx])&(1<<bit) == 0 {
+		return digits
+	}
+	out := append([]byte(nil), digits...)
+	out[idx] = "0123456789abcdef"[hexVal(digits[idx])&^(1<<bit)]
+	return out
+}
+
+func hexVal(c byte) uint8 {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// glibcKeepsAllDigits reports whether glibc's decimal conversion of a
+// value below 1 uses all of its significant digits (value = digits ×
+// 10^exp) instead of cutting them after the ones it needs, which it does
+// in the fraction path (need_frac_digits in strtod_l.c).
+func glibcKeepsAllDigits(digits []byte, exp int64, mantBits, minExp int64) bool {
+	n := int64(len(digits))
+	x := exp + n // value = 0.DIGITS × 10^x
+	if x > 0 {
+		return true
+	}
+	need := min((1-x)*10/3+1+mantBits, mantBits-minExp+2) + x
+	return n <= need
+}
+
+// clearBitFromTop returns x with its k-th significant bit cleared.
+func clearBitFromTop(x *big.Float, k int) *big.Float {
+	mant := new(big.Float)
+	e := x.MantExp(mant)
+	p := max(int(x.MinPrec()), k)
+	mi, _ := mant.SetMantExp(mant, p).Int(nil) // exact: p >= MinPrec
+	neg := mi.Sign() < 0
+	mi.Abs(mi)
+	if mi.Bit(p-k) == 0 {
+		return x
+	}
+	mi.SetBit(mi, p-k, 0)
+	r := new(big.Float).SetInt(mi)
+	if neg {
+		r.Neg(r)
+	}
+	return r.SetMantExp(r, e-p)
 }
 
 // quoSticky returns a/b (a, b > 0) to at least 66 significant bits plus a

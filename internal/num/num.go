@@ -84,7 +84,9 @@ func AppendInt(dst []byte, n int64) []byte {
 // byte must not be whitespace, NaN is rejected, and so are out-of-range
 // values: overflow to ±Inf (e.g. "1e400") and underflow to zero (e.g.
 // "1e-400"). Subnormal results ("1e-310") and literal infinities are
-// accepted.
+// accepted. Rounding is glibc's: to nearest even, except for its quirk on
+// subnormal results (see hexTopExp), which makes e.g.
+// "0x1.00000000000008p-1075" round to zero and be rejected.
 func ParseFloat(b []byte) (float64, bool) {
 	if len(b) == 0 || isSpace(b[0]) {
 		return 0, false

@@ -3,6 +3,7 @@ package num
 import (
 	"bytes"
 	"math"
+	"math/big"
 	"strconv"
 )
 
@@ -207,7 +208,11 @@ func strtod(b []byte) (f float64, n int, rangeErr bool) {
 		case mag < -1100:
 			return signed(0, s.neg), n, true
 		}
-		text = append(append(append(make([]byte, 0, len(s.digits)+16), "0x0."...), s.digits...), 'p')
+		digits := s.digits
+		if hexTopExp(digits, s.exp) < dblMinExp {
+			digits = clearHexBit(digits, dblMantBits+1) // glibc quirk
+		}
+		text = append(append(append(make([]byte, 0, len(digits)+16), "0x0."...), digits...), 'p')
 		text = strconv.AppendInt(text, mag, 10)
 	} else {
 		mag := s.exp + int64(len(s.digits)) // value in [10^(mag-1), 10^mag)
@@ -216,6 +221,11 @@ func strtod(b []byte) (f float64, n int, rangeErr bool) {
 			return signed(math.Inf(1), s.neg), n, true
 		case mag < -400:
 			return signed(0, s.neg), n, true
+		}
+		if mag <= -307 && glibcKeepsAllDigits(s.digits, s.exp, dblMantBits, dblMinExp) {
+			// Possibly subnormal and subject to glibc's quirk.
+			f := subnormalDecimal(s)
+			return f, n, f == 0
 		}
 		text = append(append(append(make([]byte, 0, len(s.digits)+16), "0."...), s.digits...), 'e')
 		text = strconv.AppendInt(text, mag, 10)
@@ -228,6 +238,24 @@ func strtod(b []byte) (f float64, n int, rangeErr bool) {
 	}
 	rangeErr = math.IsInf(f, 0) || f == 0
 	return signed(f, s.neg), n, rangeErr
+}
+
+// float64 parameters in math/big terms (x = m × 2^e, 0.5 <= |m| < 1).
+const (
+	dblMantBits = 53
+	dblMinExp   = -1021 // smallest normal is 2^-1022
+)
+
+// subnormalDecimal converts a tiny decimal exactly like glibc strtod,
+// including its subnormal quirk (see clearHexBit).
+func subnormalDecimal(s scanned) float64 {
+	m, _ := new(big.Int).SetString(string(s.digits), 10)
+	x := quoSticky(m, new(big.Int).Exp(big.NewInt(10), big.NewInt(-s.exp), nil))
+	if x.MantExp(nil) < dblMinExp {
+		x = clearBitFromTop(x, dblMantBits+1)
+	}
+	f, _ := x.Float64() // nearest even, with subnormals
+	return signed(f, s.neg)
 }
 
 func signed(f float64, neg bool) float64 {
