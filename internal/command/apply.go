@@ -1,8 +1,7 @@
 package command
 
 import (
-	"strings"
-
+	"basalt/internal/num"
 	"basalt/internal/resp"
 	"basalt/internal/shard"
 	"basalt/internal/store"
@@ -54,20 +53,34 @@ func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer)
 	for i, argv := range rec.Cmds {
 		// SELECT is the one connection command that changes what the
 		// following queued commands address.
-		if strings.EqualFold(string(argv[0]), "select") {
-			tx.DB = SelectIndex(argv[1])
-			w.OK()
+		cmd := Lookup(argv[0])
+		if cmd != nil && cmd.Name == "select" {
+			applySelect(tx, argv[1], w)
+			continue
+		}
+		// Other connection commands touch no data: the connection runs them
+		// once the record is applied and puts their replies here.
+		if cmd != nil && cmd.Flags&Conn != 0 {
+			rec.ConnAt = append(rec.ConnAt, len(w.Buf))
 			continue
 		}
 		Exec(tx, argv, rec.Seed+uint64(i), w)
 	}
 }
 
-// SelectIndex parses a SELECT argument already validated by the server.
-func SelectIndex(arg []byte) int {
-	n := 0
-	for _, c := range arg {
-		n = n*10 + int(c-'0')
+// applySelect is SELECT inside EXEC: it changes the database the following
+// queued commands address, with SELECT's own checks.
+func applySelect(tx *store.Tx, arg []byte, w *resp.Writer) {
+	n, ok := num.ParseInt(arg)
+	switch {
+	case !ok:
+		w.Error(ErrNotInt)
+	case n != int64(int32(n)):
+		w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
+	case n < 0 || n >= int64(tx.Databases()):
+		w.Error(ErrDBIndex)
+	default:
+		tx.DB = int(n)
+		w.OK()
 	}
-	return n
 }

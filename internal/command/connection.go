@@ -5,16 +5,16 @@ package command
 func init() {
 	const connFlags = Conn | NoScript | Loading | Stale
 	register(
-		&Command{Name: "select", Arity: 2, Flags: Conn | Loading | Stale | Fast, Categories: []string{"keyspace", "fast"}, Group: "connection", Since: "1.0.0", Summary: "Changes the selected database."},
+		&Command{Name: "select", Arity: 2, Flags: Conn | Loading | Stale | Fast, Categories: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0", Summary: "Changes the selected database."},
 		&Command{Name: "auth", Arity: -2, Flags: connFlags | Fast | NoAuth | AllowBusy, Categories: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0", Summary: "Authenticates the connection."},
 		&Command{Name: "hello", Arity: -1, Flags: connFlags | Fast | NoAuth | AllowBusy, Categories: []string{"fast", "connection"}, Group: "connection", Since: "6.0.0", Summary: "Handshakes with the Redis server."},
 		&Command{Name: "quit", Arity: -1, Flags: connFlags | Fast | NoAuth | AllowBusy, Categories: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0", Summary: "Closes the connection."},
 		&Command{Name: "reset", Arity: 1, Flags: connFlags | Fast | NoAuth | AllowBusy, Categories: []string{"fast", "connection"}, Group: "connection", Since: "6.2.0", Summary: "Resets the connection."},
 		&Command{Name: "shutdown", Arity: -1, Flags: connFlags | Admin | NoMulti | AllowBusy, Categories: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "1.0.0", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server."},
-		&Command{Name: "multi", Arity: 1, Flags: connFlags | Fast | NoMulti | AllowBusy, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Starts a transaction."},
+		&Command{Name: "multi", Arity: 1, Flags: connFlags | Fast | AllowBusy, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Starts a transaction."},
 		&Command{Name: "exec", Arity: 1, Flags: connFlags | SkipSlowlog, Categories: []string{"slow", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction."},
 		&Command{Name: "discard", Arity: 1, Flags: connFlags | Fast | AllowBusy, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "2.0.0", Summary: "Discards a transaction."},
-		&Command{Name: "watch", Arity: -2, Flags: connFlags | Fast | NoMulti | AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction."},
+		&Command{Name: "watch", Arity: -2, Flags: connFlags | Fast | AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{{Flags: []string{"RO"}, Index: 1, LastKey: -1, KeyStep: 1}}, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction."},
 		&Command{Name: "unwatch", Arity: 1, Flags: connFlags | Fast | AllowBusy, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Forgets about watched keys of a transaction."},
 	)
 }

@@ -177,6 +177,11 @@ func (c *Client) dispatch(argv [][]byte) {
 		c.reply().Error("NOAUTH Authentication required.")
 		return
 	}
+	if c.multi && cmd.Flags&command.NoMulti != 0 {
+		c.rejectInMulti()
+		c.reply().Error("ERR Command not allowed inside a transaction")
+		return
+	}
 	if c.multi && !isTxControl(cmd.Name) {
 		c.queued = append(c.queued, argv)
 		c.reply().Simple("QUEUED")

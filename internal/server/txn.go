@@ -2,6 +2,7 @@ package server
 
 import (
 	"basalt/internal/command"
+	"basalt/internal/resp"
 	"basalt/internal/shard"
 )
 
@@ -59,26 +60,57 @@ func cmdExec(c *Client, argv [][]byte) {
 		c.reply().Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	rec := shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: c.queued, Watch: c.watching}
-	c.watching = nil // the record owns them now; unwatchAll below only unregisters
-	watched := rec.Watch
-	queued := c.queued
-	c.multi, c.multiErr, c.queued = false, false, nil
+	queued, watched := c.queued, c.watching
+	c.multi, c.multiErr, c.queued, c.watching = false, false, nil, nil
+	w := c.reply()
+	p := getProposal(c.proto)
+	defer putProposal(p)
+	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: queued, Watch: watched}
+	err := c.srv.shard.Propose(p)
+	if err == nil {
+		<-p.Done
+	}
+	// Unregister only now: until the record was applied, the apply loop had
+	// to see modifications of these keys.
+	for _, k := range watched {
+		c.srv.shard.Watches.Unwatch(k.DB, k.Key)
+	}
+	if err != nil {
+		w.Error("ERR server is shutting down")
+		return
+	}
+	if p.Rec.Kind == shard.KindAborted {
+		w.Raw(p.W.Bytes())
+		return
+	}
 	// SELECT inside MULTI changes the client's database for good.
 	for _, q := range queued {
-		if cmd := command.Lookup(q[0]); cmd != nil && cmd.Name == "select" {
+		if command.Lookup(q[0]).Name == "select" {
 			if db, ok := c.parseDB(q[1]); ok {
 				c.db = db
 			}
 		}
 	}
-	c.propose(rec)
-	// Unregister only once the record is applied: until then the apply loop
-	// must still see modifications of these keys.
-	c.waitPending()
-	for _, w := range watched {
-		c.srv.shard.Watches.Unwatch(w.DB, w.Key)
+	c.spliceConnReplies(w, p.W.Bytes(), queued, p.Rec.ConnAt)
+}
+
+// spliceConnReplies copies an EXEC reply to w, running the queued
+// connection commands here and inserting their replies at the offsets the
+// apply loop left for them.
+func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, at []int) {
+	prev := 0
+	slot := 0
+	for _, q := range queued {
+		cmd := command.Lookup(q[0])
+		if cmd.Flags&command.Conn == 0 || cmd.Name == "select" {
+			continue
+		}
+		w.Raw(reply[prev:at[slot]])
+		prev = at[slot]
+		slot++
+		connHandlers[cmd.Name](c, q)
 	}
+	w.Raw(reply[prev:])
 }
 
 func cmdWatch(c *Client, argv [][]byte) {

@@ -28,6 +28,11 @@ type Record struct {
 	Seed  uint64 // randomness (SPOP, SRANDMEMBER...) comes from here
 	Cmds  [][][]byte
 	Watch []WatchKey
+
+	// ConnAt is filled while applying an EXEC: the reply offsets where the
+	// replies of queued connection commands (CLIENT SETNAME...) belong.
+	// Not logged: those commands change no data.
+	ConnAt []int
 }
 
 // WatchKey is a key an EXEC is conditional on: Index is the applied index
