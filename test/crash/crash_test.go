@@ -22,9 +22,12 @@ import (
 
 // attempt is one write of a value to a key: acked is when its reply came
 // back (zero if it never did: it was in flight at the crash, or failed).
+// Values are unique and never empty; "" stands for the key's absence (DEL).
+// ttl says the write set a (long) expiry.
 type attempt struct {
 	val   string
 	acked time.Time
+	ttl   bool
 }
 
 // keyModel is what we know of one key: the value verified after the last
@@ -32,8 +35,8 @@ type attempt struct {
 // sent. One goroutine writes a key, sequentially, so the server applies
 // the attempts in this order; only the tail after the last ack is unknown.
 type keyModel struct {
-	base     string
-	baseOK   bool // the key existed at the last verification
+	base     string // "" if the key did not exist
+	baseTTL  bool   // it had an expiry
 	attempts []attempt
 }
 
@@ -41,32 +44,33 @@ type keyModel struct {
 // with durability: the write acked last (before cutoff; zero cutoff means
 // every ack counts) or one attempted after it. Without such an ack, the
 // base or any attempt.
-func (m *keyModel) allowed(val string, ok bool, cutoff time.Time) bool {
+// It also returns whether that write set an expiry.
+func (m *keyModel) allowed(val string, cutoff time.Time) (ok, ttl bool) {
 	last := -1
 	for i, a := range m.attempts {
 		if !a.acked.IsZero() && (cutoff.IsZero() || !a.acked.After(cutoff)) {
 			last = i
 		}
 	}
-	if last < 0 && ok == m.baseOK && (!ok || val == m.base) {
-		return true
-	}
-	if !ok {
-		return false
+	if last < 0 && val == m.base {
+		return true, m.baseTTL
 	}
 	for _, a := range m.attempts[max(last, 0):] {
 		if a.val == val {
-			return true
+			return true, a.ttl
 		}
 	}
-	return false
+	return false, false
 }
 
 func (m *keyModel) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "base %q (exists %v), attempts:", m.base, m.baseOK)
+	fmt.Fprintf(&b, "base %q, attempts:", m.base)
 	for _, a := range m.attempts {
-		fmt.Fprintf(&b, " %s", a.val)
+		fmt.Fprintf(&b, " %q", a.val)
+		if a.ttl {
+			b.WriteString("(EX)")
+		}
 		if !a.acked.IsZero() {
 			b.WriteString("(acked)")
 		}
@@ -95,10 +99,12 @@ func (m *model) key(k string) *keyModel {
 
 // attempt records a write about to be sent and returns a function that
 // marks it acked.
-func (m *model) attempt(k, val string) func() {
+func (m *model) attempt(k, val string) func() { return m.attemptTTL(k, val, false) }
+
+func (m *model) attemptTTL(k, val string, ttl bool) func() {
 	km := m.key(k)
 	m.mu.Lock()
-	km.attempts = append(km.attempts, attempt{val: val})
+	km.attempts = append(km.attempts, attempt{val: val, ttl: ttl})
 	i := len(km.attempts) - 1
 	m.mu.Unlock()
 	return func() {
@@ -194,10 +200,24 @@ func (w *writer) run(ctx context.Context, stop <-chan struct{}, errs chan<- erro
 	}
 }
 
+// set SETs a key, sometimes with a long expiry that must survive too, or
+// DELetes it.
 func (w *writer) set(ctx context.Context) error {
 	k, v := ownKey(w.id, w.rng.IntN(ownKeys)), w.value()
-	ack := w.m.attempt(k, v)
-	if err := w.rc.Set(ctx, k, v, 0).Err(); err != nil {
+	var err error
+	var ack func()
+	switch w.rng.IntN(5) {
+	case 0:
+		ack = w.m.attempt(k, "")
+		err = w.rc.Del(ctx, k).Err()
+	case 1:
+		ack = w.m.attemptTTL(k, v, true)
+		err = w.rc.Set(ctx, k, v, time.Hour).Err()
+	default:
+		ack = w.m.attempt(k, v)
+		err = w.rc.Set(ctx, k, v, 0).Err()
+	}
+	if err != nil {
 		return err
 	}
 	ack()
@@ -217,7 +237,10 @@ func (w *writer) batch(ctx context.Context) error {
 	}
 	_, err := pipe.Exec(ctx)
 	for i, c := range cmds {
-		if c.Err() == nil {
+		// A command without an error may still never have been sent
+		// (go-redis leaves it untouched when it cannot connect): only
+		// an OK read back is an acknowledgement.
+		if c.Err() == nil && c.Val() == "OK" {
 			acks[i]()
 			w.acks++
 		}
@@ -294,7 +317,7 @@ func crashCycle(t *testing.T, p *testutil.Proc, m *model, cycle, writers int, ru
 	for i := range ws {
 		ws[i] = &writer{id: i, cycle: cycle, m: m, rc: newClient(p.Addr), rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(i)))}
 		// The counter carries over from the previous cycle's verification.
-		if km := m.keys[counterKey(i)]; km != nil && km.baseOK {
+		if km := m.keys[counterKey(i)]; km != nil && km.base != "" {
 			ws[i].counter, _ = strconv.ParseInt(km.base, 10, 64)
 		}
 		wg.Add(1)
@@ -343,8 +366,10 @@ func verify(t *testing.T, p *testutil.Proc, m *model, cycle int, cutoff time.Tim
 	names = append(names, shared...)
 	pipe := rc.Pipeline()
 	gets := make(map[string]*redis.StringCmd, len(names))
+	ttls := make(map[string]*redis.DurationCmd, len(names))
 	for _, k := range names {
 		gets[k] = pipe.Get(ctx, k)
+		ttls[k] = pipe.PTTL(ctx, k)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatalf("cycle %d: reading back: %v", cycle, err)
@@ -357,17 +382,28 @@ func verify(t *testing.T, p *testutil.Proc, m *model, cycle int, cutoff time.Tim
 		return v, err == nil
 	}
 
-	present := 0
+	present, lost := 0, 0
 	for _, k := range names[:len(m.keys)] {
 		km := m.keys[k]
 		v, ok := read(k)
 		if ok {
 			present++
 		}
-		if !km.allowed(v, ok, cutoff) {
-			t.Errorf("cycle %d: key %s is %q (exists %v) after restart; lost an acknowledged write? %v", cycle, k, v, ok, km)
+		allowed, ttl := km.allowed(v, cutoff)
+		if !allowed {
+			if lost++; lost <= 10 { // enough said after ten
+				t.Errorf("cycle %d: key %s is %q (exists %v) after restart; lost an acknowledged write? %v", cycle, k, v, ok, km)
+			}
 		}
-		km.base, km.baseOK, km.attempts = v, ok, nil
+		// PTTL is -2 for a missing key, -1 without expiry; go-redis keeps
+		// those as raw durations.
+		if d := ttls[k].Val(); ok && allowed && (d > 0) != ttl {
+			t.Errorf("cycle %d: key %s = %q has PTTL %v after restart; the write that set it had expiry %v", cycle, k, v, d, ttl)
+		}
+		km.base, km.baseTTL, km.attempts = v, ttl, nil
+	}
+	if lost > 10 {
+		t.Errorf("cycle %d: %d keys in all lost acknowledged writes", cycle, lost)
 	}
 
 	// MULTI/EXEC groups are all or nothing.
@@ -437,31 +473,37 @@ func TestCrashEverySec(t *testing.T) {
 // TestKeyModel checks the judge itself on small histories.
 func TestKeyModel(t *testing.T) {
 	acked := time.Unix(100, 0)
-	m := &keyModel{base: "b", baseOK: true, attempts: []attempt{{"1", acked}, {"2", time.Time{}}, {"3", acked.Add(time.Second)}, {"4", time.Time{}}}}
+	m := &keyModel{base: "b", attempts: []attempt{
+		{val: "1", acked: acked}, {val: "2", ttl: true}, {val: "3", acked: acked.Add(time.Second)}, {val: ""}, {val: "5"},
+	}}
 	for _, c := range []struct {
-		val    string
-		ok     bool
-		cutoff time.Time
-		want   bool
+		val     string
+		cutoff  time.Time
+		want    bool
+		wantTTL bool
 	}{
-		{"3", true, time.Time{}, true},
-		{"4", true, time.Time{}, true},
-		{"2", true, time.Time{}, false}, // older than the last ack
-		{"1", true, time.Time{}, false},
-		{"b", true, time.Time{}, false},
-		{"", false, time.Time{}, false},
-		{"2", true, acked, true}, // the ack of 3 is after the cutoff
-		{"1", true, acked, true},
-		{"b", true, acked, false},
-		{"b", true, acked.Add(-time.Second), true},
-		{"x", true, acked.Add(-time.Second), false},
+		{"3", time.Time{}, true, false},
+		{"", time.Time{}, true, false}, // the DEL after 3 was in flight
+		{"5", time.Time{}, true, false},
+		{"2", time.Time{}, false, false}, // older than the last ack
+		{"1", time.Time{}, false, false},
+		{"b", time.Time{}, false, false},
+		{"2", acked, true, true}, // the ack of 3 is after the cutoff
+		{"1", acked, true, false},
+		{"b", acked, false, false},
+		{"b", acked.Add(-time.Second), true, false},
+		{"x", acked.Add(-time.Second), false, false},
 	} {
-		if got := m.allowed(c.val, c.ok, c.cutoff); got != c.want {
-			t.Errorf("allowed(%q, %v, cutoff %v) = %v, want %v", c.val, c.ok, c.cutoff.Unix(), got, c.want)
+		ok, ttl := m.allowed(c.val, c.cutoff)
+		if ok != c.want || ttl != c.wantTTL {
+			t.Errorf("allowed(%q, cutoff %v) = %v, %v; want %v, %v", c.val, c.cutoff.Unix(), ok, ttl, c.want, c.wantTTL)
 		}
 	}
-	fresh := &keyModel{attempts: []attempt{{"1", time.Time{}}}}
-	if !fresh.allowed("", false, time.Time{}) || !fresh.allowed("1", true, time.Time{}) || fresh.allowed("2", true, time.Time{}) {
-		t.Errorf("a key never acked may be absent or hold an attempted value, nothing else")
+	fresh := &keyModel{attempts: []attempt{{val: "1"}}}
+	if ok, _ := fresh.allowed("", time.Time{}); !ok {
+		t.Errorf("a key never acked may be absent")
+	}
+	if ok, _ := fresh.allowed("2", time.Time{}); ok {
+		t.Errorf("a key may only hold a value that was written")
 	}
 }
