@@ -115,6 +115,23 @@ func TestProtocol(t *testing.T) {
 		}
 	})
 
+	// Many clients announcing 500 MB arguments and stalling must not make
+	// basalt allocate them: it reads bulks as the data arrives.
+	t.Run("stalled big bulks cost no memory", func(t *testing.T) {
+		before := usedMemory(t, basalt.Addr)
+		for range 10 {
+			c := testutil.Dial(t, basalt.Addr)
+			c.Send([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$524288000\r\n" + strings.Repeat("x", 1024)))
+		}
+		time.Sleep(300 * time.Millisecond)
+		if grown := usedMemory(t, basalt.Addr) - before; grown > 200<<20 {
+			t.Errorf("basalt's heap grew by %d MB for 10 stalled 500 MB announcements", grown>>20)
+		}
+		if r := testutil.Dial(t, basalt.Addr).Do("PING"); r.String() != "+PONG" {
+			t.Errorf("PING while clients stall: %v", r)
+		}
+	})
+
 	// 10k SETs in one write: every reply comes back, in order.
 	t.Run("10k pipelined", func(t *testing.T) {
 		var buf bytes.Buffer
@@ -147,4 +164,19 @@ func TestProtocol(t *testing.T) {
 		d.Do("GET", "k")
 		d.Do("PING")
 	})
+}
+
+// usedMemory is basalt's heap in use as INFO memory reports it.
+func usedMemory(t *testing.T, addr string) int64 {
+	r := testutil.Dial(t, addr).Do("INFO", "memory")
+	for _, line := range strings.Split(r.Str, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	t.Fatalf("no used_memory in INFO memory: %v", r)
+	return 0
 }
