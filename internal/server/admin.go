@@ -295,13 +295,13 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("cluster_enabled", 0)
 	case "keyspace":
 		title = "Keyspace"
-		// expires and avg_ttl are not counted by the store: reported as 0.
+		// avg_ttl is an estimate in Redis; basalt doesn't sample: 0.
 		for db := 0; db < s.st.Databases(); db++ {
 			tx := s.st.ReadTx(db, now.UnixMilli(), false)
-			n := tx.Count()
+			n, exp := tx.Count(), tx.Expires()
 			tx.Close()
 			if n > 0 {
-				lines = append(lines, fmt.Sprintf("db%d:keys=%d,expires=0,avg_ttl=0", db, n))
+				lines = append(lines, fmt.Sprintf("db%d:keys=%d,expires=%d,avg_ttl=0", db, n, exp))
 			}
 		}
 	default:

@@ -16,7 +16,8 @@ import (
 //	m | db u16 | pos u64 | key                    metadata: type, expiry, header or string value
 //	v | db u16 | pos u64 | keylen u32 | key | sub  members of a collection
 //	x | db u16 | expireAt u64 | key               expiry index
-//	c | db u16                                    live key count of a database
+//	c | db u16                                    key count of a database
+//	c | db u16 | 'e'                              count of its keys with an expiry
 //	d | logical db u16                            logical -> physical database mapping
 //	l | index u64                                 the record log
 //	s | name                                      shard state (applied index, ...)
@@ -74,6 +75,8 @@ func expiryKey(buf []byte, db int, at int64, key []byte) []byte {
 }
 
 func countKey(db int) []byte { return appendDB(nil, prefixCount, db) }
+
+func expiresKey(db int) []byte { return append(countKey(db), 'e') }
 
 func dbMapKey(logical int) []byte { return appendDB(nil, prefixDBMap, logical) }
 

@@ -19,7 +19,8 @@ type Store struct {
 	// dbMap maps a logical database (SELECT n) to its physical id; SWAPDB
 	// swaps two entries. Replaced whole, never mutated, so readers may load it.
 	dbMap  atomic.Pointer[[]int]
-	counts []atomic.Int64 // live keys per physical database
+	counts  []atomic.Int64 // keys per physical database
+	expires []atomic.Int64 // keys with an expiry per physical database
 }
 
 // Options configure Open.
@@ -47,7 +48,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases)}
+	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases)}
 	m := make([]int, o.Databases)
 	for i := range m {
 		m[i] = i
@@ -57,11 +58,16 @@ func Open(dir string, o Options) (*Store, error) {
 		} else if ok && len(v) == 2 {
 			m[i] = int(binary.BigEndian.Uint16(v))
 		}
-		if v, ok, err := s.getRaw(pdb, countKey(i)); err != nil {
-			pdb.Close()
-			return nil, err
-		} else if ok && len(v) == 8 {
-			s.counts[i].Store(int64(binary.BigEndian.Uint64(v)))
+		for _, c := range []struct {
+			key []byte
+			n   *atomic.Int64
+		}{{countKey(i), &s.counts[i]}, {expiresKey(i), &s.expires[i]}} {
+			if v, ok, err := s.getRaw(pdb, c.key); err != nil {
+				pdb.Close()
+				return nil, err
+			} else if ok && len(v) == 8 {
+				c.n.Store(int64(binary.BigEndian.Uint64(v)))
+			}
 		}
 	}
 	s.dbMap.Store(&m)

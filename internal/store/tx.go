@@ -27,7 +27,8 @@ type Tx struct {
 	DB  int
 	Now int64
 
-	countDelta []int64
+	countDelta   []int64
+	expiresDelta []int64
 	dbMapDirty bool
 	// Touched receives every user key the Tx modifies (its logical db and
 	// key), for WATCH and blocked clients. TouchedDBs is called before
@@ -53,7 +54,8 @@ func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
 func (s *Store) WriteTx() *Tx {
 	b := s.pdb.NewIndexedBatch()
 	m := append([]int(nil), *s.dbMap.Load()...) // Swap edits the copy
-	return &Tx{st: s, r: b, b: b, dbMap: m, countDelta: make([]int64, len(s.counts))}
+	n := len(s.counts)
+	return &Tx{st: s, r: b, b: b, dbMap: m, countDelta: make([]int64, n), expiresDelta: make([]int64, n)}
 }
 
 // Close releases a read Tx's snapshot or a write Tx's uncommitted batch.
@@ -74,10 +76,14 @@ func (t *Tx) Writable() bool { return t.b != nil }
 // Commit makes the batch durable (when sync) and visible, then publishes the
 // key counts and database mapping it changed.
 func (t *Tx) Commit(sync bool) error {
-	for phys, d := range t.countDelta {
-		if d != 0 {
+	for phys := range t.countDelta {
+		if d := t.countDelta[phys]; d != 0 {
 			n := t.st.counts[phys].Load() + d
 			t.b.Set(countKey(phys), binary.BigEndian.AppendUint64(nil, uint64(n)), nil)
+		}
+		if d := t.expiresDelta[phys]; d != 0 {
+			n := t.st.expires[phys].Load() + d
+			t.b.Set(expiresKey(phys), binary.BigEndian.AppendUint64(nil, uint64(n)), nil)
 		}
 	}
 	if t.dbMapDirty {
@@ -94,6 +100,7 @@ func (t *Tx) Commit(sync bool) error {
 	}
 	for phys, d := range t.countDelta {
 		t.st.counts[phys].Add(d)
+		t.st.expires[phys].Add(t.expiresDelta[phys])
 	}
 	if t.dbMapDirty {
 		m := append([]int(nil), t.dbMap...)
@@ -197,8 +204,14 @@ func (t *Tx) Put(key []byte, m Meta) {
 		if old.Type != m.Type && old.Type != TypeString {
 			t.deleteMembers(phys, key)
 		}
+		if old.ExpireAt != 0 {
+			t.expiresDelta[phys]--
+		}
 	} else {
 		t.countDelta[phys]++
+	}
+	if m.ExpireAt != 0 {
+		t.expiresDelta[phys]++
 	}
 	if m.ExpireAt != 0 && (!existed || old.ExpireAt != m.ExpireAt) {
 		t.b.Set(expiryKey(nil, phys, m.ExpireAt, key), nil, nil)
@@ -223,6 +236,7 @@ func (t *Tx) remove(key []byte, m Meta) {
 	t.b.Delete(MetaKey(nil, phys, key), nil)
 	if m.ExpireAt != 0 {
 		t.b.Delete(expiryKey(nil, phys, m.ExpireAt, key), nil)
+		t.expiresDelta[phys]--
 	}
 	if m.Type != TypeString {
 		t.deleteMembers(phys, key)
@@ -249,6 +263,17 @@ func (t *Tx) Count() int64 {
 	n := t.st.counts[phys].Load()
 	if t.countDelta != nil {
 		n += t.countDelta[phys]
+	}
+	return n
+}
+
+// Expires is the number of keys with an expiry in the database (INFO
+// keyspace).
+func (t *Tx) Expires() int64 {
+	phys := t.phys()
+	n := t.st.expires[phys].Load()
+	if t.expiresDelta != nil {
+		n += t.expiresDelta[phys]
 	}
 	return n
 }
@@ -365,6 +390,7 @@ func (t *Tx) Flush(db int) {
 		t.b.DeleteRange(lo, hi, nil)
 	}
 	t.countDelta[phys] = -t.st.counts[phys].Load()
+	t.expiresDelta[phys] = -t.st.expires[phys].Load()
 }
 
 // Swap exchanges logical databases a and b (SWAPDB).

@@ -1,0 +1,70 @@
+package store
+
+import "testing"
+
+// TestCounts checks that the key and expiry counts follow every way a key
+// can gain or lose an expiry, survive a restart, and that FLUSHDB and
+// expired keys are accounted for.
+func TestCounts(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir, Options{Databases: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const now = 1_000_000
+	check := func(st *Store, keys, expires int64) {
+		t.Helper()
+		tx := st.ReadTx(0, now, false)
+		defer tx.Close()
+		if tx.Count() != keys || tx.Expires() != expires {
+			t.Fatalf("count %d expires %d, want %d %d", tx.Count(), tx.Expires(), keys, expires)
+		}
+	}
+	write := func(fn func(tx *Tx)) {
+		t.Helper()
+		tx := st.WriteTx()
+		tx.Now = now
+		fn(tx)
+		if err := tx.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	str := func(expireAt int64) Meta { return Meta{Type: TypeString, ExpireAt: expireAt, Body: []byte("v")} }
+
+	write(func(tx *Tx) {
+		tx.Put([]byte("a"), str(0))
+		tx.Put([]byte("b"), str(now+1000))
+		tx.Put([]byte("c"), str(now+2000))
+	})
+	check(st, 3, 2)
+	write(func(tx *Tx) {
+		tx.Put([]byte("a"), str(now+5000)) // gains an expiry
+		tx.Put([]byte("b"), str(0))        // loses it
+		tx.Put([]byte("c"), str(now+3000)) // changes it
+	})
+	check(st, 3, 2)
+	write(func(tx *Tx) { tx.Delete([]byte("a")) })
+	check(st, 2, 1)
+
+	st.Close()
+	if st, err = Open(dir, Options{Databases: 4}); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	check(st, 2, 1)
+
+	// An expired key found by a write is removed with its index entry.
+	write(func(tx *Tx) { tx.Put([]byte("d"), str(now-1)) })
+	check(st, 3, 2)
+	write(func(tx *Tx) {
+		if tx.Exists([]byte("d")) {
+			t.Error("expired key exists")
+		}
+	})
+	check(st, 2, 1)
+	if keys := st.Expired(0, now+10_000, 10); len(keys) != 1 || string(keys[0]) != "c" {
+		t.Errorf("expiry index: %q", keys)
+	}
+	write(func(tx *Tx) { tx.Flush(0) })
+	check(st, 0, 0)
+}
