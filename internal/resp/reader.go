@@ -25,6 +25,15 @@ const (
 	preallocArgsLimit = 1024 // arguments allocated up front; beyond, grow as read
 )
 
+// DefaultMaxQuery bounds the memory one command may take, as Redis's
+// client-query-buffer-limit (1 GB) does: millions of small arguments are as
+// dangerous as one huge one.
+const DefaultMaxQuery = 1 << 30
+
+// ErrQueryLimit ends a connection whose command outgrows Reader.MaxQuery. Redis
+// closes such a client without a reply; so do we.
+var ErrQueryLimit = errors.New("query buffer limit reached")
+
 // ProtocolError is answered as "-ERR Protocol error: ..." and then the
 // connection is closed, as Redis does.
 type ProtocolError struct{ Msg string }
@@ -35,15 +44,16 @@ func protoErr(msg string) error { return &ProtocolError{Msg: msg} }
 
 // Reader reads commands from a client connection.
 type Reader struct {
-	br      *bufio.Reader
-	MaxBulk int64
+	br       *bufio.Reader
+	MaxBulk  int64
+	MaxQuery int64
 	// Authenticated lifts the tighter limits Redis applies before AUTH.
 	Authenticated bool
 }
 
 // NewReader returns a Reader with Redis's default limits.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), MaxBulk: DefaultMaxBulk, Authenticated: true}
+	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), MaxBulk: DefaultMaxBulk, MaxQuery: DefaultMaxQuery, Authenticated: true}
 }
 
 // Buffered reports how many bytes are already read from the connection and
@@ -137,6 +147,7 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		return nil, nil
 	}
 	args := make([][]byte, 0, min(n, preallocArgsLimit))
+	var total int64 // bytes this command holds, slice headers included
 	for i := int64(0); i < n; i++ {
 		hdr, err := r.readHeader("too big bulk count string")
 		if err != nil {
@@ -155,6 +166,9 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		}
 		if !r.Authenticated && size > UnauthBulk {
 			return nil, protoErr("unauthenticated bulk length")
+		}
+		if total += size + 24; total > r.MaxQuery {
+			return nil, ErrQueryLimit
 		}
 		arg, err := r.readBulk(int(size))
 		if err != nil {

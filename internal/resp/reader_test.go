@@ -172,3 +172,25 @@ func appendInt(b []byte, n int) []byte {
 	}
 	return append(b, byte('0'+n%10))
 }
+
+// A command made of many small arguments is bounded like a big one.
+func TestQueryLimit(t *testing.T) {
+	var in bytes.Buffer
+	in.WriteString("*100\r\n")
+	for range 100 {
+		in.WriteString("$20\r\n01234567890123456789\r\n")
+	}
+	r := NewReader(&in)
+	r.MaxQuery = 1000
+	if _, err := r.ReadCommand(); err != ErrQueryLimit {
+		t.Fatalf("got %v, want ErrQueryLimit", err)
+	}
+	in.Reset()
+	in.WriteString("*10\r\n")
+	for range 10 {
+		in.WriteString("$20\r\n01234567890123456789\r\n")
+	}
+	if args, err := NewReader(&in).ReadCommand(); err != nil || len(args) != 10 {
+		t.Fatalf("got %d args, %v", len(args), err)
+	}
+}
