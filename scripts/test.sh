@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Runs basalt's whole test suite. Installs what the tests need that Go
-# modules don't bring: Debian's redis-server (the differential oracle) and
-# redis-tools (redis-cli, redis-benchmark).
+# modules don't bring: Debian's redis-server (the differential oracle),
+# redis-tools (redis-cli, redis-benchmark) and nodejs and npm (the ioredis
+# client test, whose go test runs npm ci).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-cli >/dev/null || need+=(redis-tools)
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "installing ${need[*]}"
 	sudo=""
