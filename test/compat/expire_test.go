@@ -27,7 +27,7 @@ func waitInt(t *testing.T, c *testutil.Conn, want int64, limit time.Duration, ar
 }
 
 func TestExpire(t *testing.T) {
-	p := newKeysPair(t)
+	p := newPair(t)
 
 	t.Run("ActiveExpiry", func(t *testing.T) {
 		// Keys with short TTLs leave the database without being touched:

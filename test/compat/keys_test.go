@@ -11,23 +11,6 @@ import (
 	"basalt/internal/testutil"
 )
 
-// keysPair is one redis-server and one basalt shared by the subtests of a
-// test; each subtest gets fresh connections (database 0, RESP2) on an empty
-// key space.
-type keysPair struct{ redis, basalt *testutil.Proc }
-
-func newKeysPair(t *testing.T) *keysPair {
-	r, b := testutil.StartPair(t)
-	return &keysPair{r, b}
-}
-
-func (p *keysPair) diff(t *testing.T) *testutil.Diff {
-	t.Helper()
-	d := testutil.NewDiff(t, p.redis.Addr, p.basalt.Addr)
-	d.Do("FLUSHALL")
-	return d
-}
-
 // intNear checks that both servers answer an integer and that the two are
 // within tol of each other (TTLs, which move with the clock).
 func intNear(t *testing.T, d *testutil.Diff, tol int64, args ...string) {
@@ -66,7 +49,7 @@ func mset(t *testing.T, d *testutil.Diff, name string, from, n int) {
 }
 
 func TestKeys(t *testing.T) {
-	p := newKeysPair(t)
+	p := newPair(t)
 
 	t.Run("DelUnlinkExistsTouch", func(t *testing.T) {
 		d := p.diff(t)

@@ -10,41 +10,6 @@ import (
 	"basalt/internal/testutil"
 )
 
-// stringsPair runs the string command tests against one redis-server and
-// one basalt. Each subtest gets its own connections and an empty keyspace.
-type stringsPair struct {
-	redis, basalt *testutil.Proc
-	db            int
-}
-
-func newStringsPair(t *testing.T) *stringsPair {
-	// Not StartPair: it insists on FLUSHALL, which this suite must not
-	// depend on (fresh directories are empty anyway).
-	return &stringsPair{redis: testutil.StartRedis(t), basalt: testutil.StartBasalt(t, "")}
-}
-
-// diff connects a Diff for subtest t on an empty keyspace: FLUSHALL when
-// basalt has it, else the next unused database.
-func (p *stringsPair) diff(t *testing.T) *testutil.Diff {
-	t.Helper()
-	d := testutil.NewDiff(t, p.redis.Addr, p.basalt.Addr)
-	w, g := d.DoBoth("FLUSHALL")
-	if w.IsError() || g.IsError() {
-		p.db++
-		if p.db > 15 {
-			t.Fatal("out of databases: too many subtests without FLUSHALL")
-		}
-		d.Do("SELECT", strconv.Itoa(p.db))
-	}
-	return d
-}
-
-// conn connects a Diff for subtest t without emptying the keyspace, for
-// tests that do not care what it holds.
-func (p *stringsPair) conn(t *testing.T) *testutil.Diff {
-	return testutil.NewDiff(t, p.redis.Addr, p.basalt.Addr)
-}
-
 // has reports whether basalt knows cmd (an unknown command is an error
 // naming it); used for checks that need commands other files implement.
 func has(d *testutil.Diff, args ...string) bool {
@@ -68,7 +33,7 @@ func makeNonString(t *testing.T, d *testutil.Diff, key string) {
 }
 
 func TestStrings(t *testing.T) {
-	p := newStringsPair(t)
+	p := newPair(t)
 
 	t.Run("GetSet", func(t *testing.T) {
 		d := p.diff(t)

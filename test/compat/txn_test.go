@@ -11,7 +11,7 @@ import (
 // EXECABORT after queue-time errors, runtime errors that don't stop the
 // rest, and every way a watched key can change before EXEC.
 func TestTransactions(t *testing.T) {
-	p := newKeysPair(t)
+	p := newPair(t)
 
 	t.Run("Basics", func(t *testing.T) {
 		d := p.diff(t)
