@@ -225,13 +225,12 @@ func (c *Client) propose(rec shard.Record) {
 	c.pending = append(c.pending, p)
 }
 
-var proposalPool = sync.Pool{New: func() any { return &shard.Proposal{W: resp.NewWriter(2)} }}
+var proposalPool = sync.Pool{New: func() any { return shard.NewProposal(shard.Record{}, 2) }}
 
 func getProposal(proto int) *shard.Proposal {
 	p := proposalPool.Get().(*shard.Proposal)
 	p.W.Reset()
 	p.W.Proto = proto
-	p.Done = make(chan struct{})
 	return p
 }
 

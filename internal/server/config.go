@@ -10,6 +10,7 @@ import (
 
 	"basalt/internal/resp"
 	"basalt/internal/shard"
+	"basalt/internal/store"
 )
 
 // Config holds the server's settings, named as redis-server names them.
@@ -24,6 +25,7 @@ type Config struct {
 	ProtoMaxBulkLen int64
 	GoMaxProcs      int
 	LogRetain       int64  // records the log keeps after applying them (0: all)
+	CacheSize       int64  // Pebble block cache, bytes
 	File            string // the --config file, which CONFIG REWRITE updates ("" none)
 }
 
@@ -38,6 +40,7 @@ func DefaultConfig() Config {
 		MaxClients:      10000,
 		ProtoMaxBulkLen: resp.DefaultMaxBulk,
 		LogRetain:       100000,
+		CacheSize:       store.DefaultCacheSize,
 	}
 }
 
@@ -74,6 +77,12 @@ func (c *Config) Set(name, value string) error {
 		c.ProtoMaxBulkLen = n
 	case "gomaxprocs":
 		return setInt(&c.GoMaxProcs, value, 0, 1024)
+	case "cache-size":
+		n, err := parseMemory(value)
+		if err != nil || n < 1<<20 {
+			return fmt.Errorf("argument must be a memory value of at least 1mb")
+		}
+		c.CacheSize = n
 	case "log-retain":
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n < 0 {
@@ -110,13 +119,15 @@ func (c *Config) Get(name string) (string, bool) {
 		return strconv.Itoa(c.GoMaxProcs), true
 	case "log-retain":
 		return strconv.FormatInt(c.LogRetain, 10), true
+	case "cache-size":
+		return strconv.FormatInt(c.CacheSize, 10), true
 	}
 	return "", false
 }
 
 // ConfigNames lists the settings in the order CONFIG GET * returns them.
 var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
-	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain"}
+	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size"}
 
 func setInt(dst *int, value string, lo, hi int) error {
 	n, err := strconv.Atoi(value)

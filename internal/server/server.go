@@ -55,7 +55,7 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases})
+	st, err := store.Open(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -187,10 +187,7 @@ func (s *Server) expireLoop() {
 				if len(keys) == 0 {
 					break
 				}
-				p := &shard.Proposal{
-					Rec:  shard.Record{Kind: shard.KindExpire, DB: db, Cmds: [][][]byte{keys}},
-					Done: make(chan struct{}),
-				}
+				p := shard.NewProposal(shard.Record{Kind: shard.KindExpire, DB: db, Cmds: [][][]byte{keys}}, 2)
 				if s.shard.Propose(p) != nil {
 					return
 				}

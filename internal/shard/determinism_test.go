@@ -173,7 +173,7 @@ func TestReplayDeterminism(t *testing.T) {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(seed, uint64(w)))
 			for i := range perWriter {
-				p := &shard.Proposal{Rec: randomRecord(r, gs, sh), W: resp.NewWriter(2), Done: make(chan struct{})}
+				p := shard.NewProposal(randomRecord(r, gs, sh), 2)
 				if err := sh.Propose(p); err != nil {
 					t.Error(err)
 					return

@@ -42,12 +42,19 @@ func (f Fsync) String() string { return [...]string{"always", "everysec", "no"}[
 type Applier func(tx *store.Tx, rec *Record, s *Shard, w *resp.Writer)
 
 // Proposal is a write waiting for its turn: the record, where its reply goes
-// and a channel closed when the reply is ready (after the sync, with
-// appendfsync always).
+// and a channel that receives one value when the reply is ready (after the
+// sync, with appendfsync always). Done must be buffered so that the apply
+// loop never waits for a client; NewProposal makes one, and a pooled
+// proposal can be reused once its value was received.
 type Proposal struct {
 	Rec  Record
 	W    *resp.Writer
 	Done chan struct{}
+}
+
+// NewProposal returns a proposal for rec with its own reply writer.
+func NewProposal(rec Record, proto int) *Proposal {
+	return &Proposal{Rec: rec, W: resp.NewWriter(proto), Done: make(chan struct{}, 1)}
 }
 
 // ErrClosed is returned for writes proposed after Close.
@@ -198,6 +205,7 @@ func (s *Shard) commit(group []*Proposal) {
 		tx.AppendLog(rec.Index, buf)
 	}
 	last := s.next - 1
+	tx.SetApplied(last)
 	if s.LogRetain > 0 && last > s.LogRetain+s.truncated+1024 {
 		s.truncated = last - s.LogRetain
 		tx.TruncateLog(s.truncated)
@@ -214,7 +222,7 @@ func (s *Shard) commit(group []*Proposal) {
 				p.W.Reset()
 				p.W.Error("ERR write failed: " + err.Error())
 			}
-			close(p.Done)
+			p.Done <- struct{}{}
 		}
 		return
 	}
@@ -225,7 +233,7 @@ func (s *Shard) commit(group []*Proposal) {
 		s.Stats.Syncs.Add(1)
 	}
 	for _, p := range group {
-		close(p.Done)
+		p.Done <- struct{}{}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // Store is an open data directory.
@@ -26,24 +27,37 @@ type Store struct {
 // Options configure Open.
 type Options struct {
 	Databases int
-	// CacheSize is Pebble's block cache size in bytes; 0 means Pebble's default.
+	// CacheSize is Pebble's block cache size in bytes; 0 means
+	// DefaultCacheSize. Memory is taken as blocks are read, not up front.
 	CacheSize int64
 }
+
+// DefaultCacheSize is the block cache basalt uses unless told otherwise.
+const DefaultCacheSize = 1 << 30
 
 // Open opens or creates the store in dir.
 func Open(dir string, o Options) (*Store, error) {
 	if o.Databases <= 0 {
 		o.Databases = 16
 	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = DefaultCacheSize
+	}
 	popts := &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
+		// Fewer, larger flushes: writes arrive in many small batches.
+		MemTableSize: 64 << 20,
 	}
-	if o.CacheSize > 0 {
-		c := pebble.NewCache(o.CacheSize)
-		defer c.Unref()
-		popts.Cache = c
+	// Most reads are point lookups of one metadata entry, and every write
+	// of a new key looks for an old one first: bloom filters keep the
+	// misses from touching every level.
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	c := pebble.NewCache(o.CacheSize)
+	defer c.Unref()
+	popts.Cache = c
 	pdb, err := pebble.Open(dir, popts)
 	if err != nil {
 		return nil, err

@@ -111,10 +111,15 @@ func (t *Tx) Commit(sync bool) error {
 	return nil
 }
 
-// AppendLog adds a record to the log and marks it applied, in this batch.
+// AppendLog adds a record to the log, in this batch.
 func (t *Tx) AppendLog(index uint64, data []byte) {
 	t.mustWrite()
 	t.b.Set(LogKey(index), data, nil)
+}
+
+// SetApplied records the index of the last record this batch applies.
+func (t *Tx) SetApplied(index uint64) {
+	t.mustWrite()
 	t.b.Set(stateKey("applied"), binary.BigEndian.AppendUint64(nil, index), nil)
 }
 
