@@ -19,7 +19,7 @@ type Store struct {
 	pdb *pebble.DB
 	// dbMap maps a logical database (SELECT n) to its physical id; SWAPDB
 	// swaps two entries. Replaced whole, never mutated, so readers may load it.
-	dbMap  atomic.Pointer[[]int]
+	dbMap   atomic.Pointer[[]int]
 	counts  []atomic.Int64 // keys per physical database
 	expires []atomic.Int64 // keys with an expiry per physical database
 }

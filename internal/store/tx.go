@@ -29,7 +29,7 @@ type Tx struct {
 
 	countDelta   []int64
 	expiresDelta []int64
-	dbMapDirty bool
+	dbMapDirty   bool
 	// Touched receives every user key the Tx modifies (its logical db and
 	// key), for WATCH and blocked clients. TouchedDBs is called before
 	// FLUSHDB (a == b) or SWAPDB changes whole databases. Either may be nil.
