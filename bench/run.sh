@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: basalt against redis-server 7 with the same
+# durability setting, measured by redis-benchmark, rounds alternating the two
+# servers. Prints one markdown table per appendfsync mode: the median rps per
+# test and pipeline depth, and the ratio basalt/redis.
+#
+#   bench/run.sh                      # defaults below
+#   ROUNDS=5 PIPELINES="16" MODES=always bench/run.sh
+#
+# Environment:
+#   N=200000          requests per redis-benchmark run
+#   ROUNDS=3          rounds; the table shows the median
+#   PIPELINES="1 16"  -P values
+#   CLIENTS=50        -c
+#   KEYSPACE=100000   -r
+#   TESTS=set,get,incr,mset
+#   MODES="always everysec"   appendfsync of both servers
+#   RAW=FILE          also append every raw CSV line here
+#   REV=HEAD          build basalt from this commit instead of the working tree
+#   BASALT_BIN=PATH   benchmark this prebuilt basalt binary instead
+#   KEEP=1            keep the temp dir (data dirs, logs)
+#
+# Both servers and redis-benchmark share the machine's cores: the numbers
+# compare the servers under the same handicap, not their best case.
+set -euo pipefail
+
+N=${N:-200000}
+ROUNDS=${ROUNDS:-3}
+PIPELINES=${PIPELINES:-"1 16"}
+CLIENTS=${CLIENTS:-50}
+KEYSPACE=${KEYSPACE:-100000}
+TESTS=${TESTS:-set,get,incr,mset}
+MODES=${MODES:-"always everysec"}
+
+. "$(dirname "$0")/lib.sh"
+trap bench_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# csv_name maps a -t name to the test name in redis-benchmark's CSV.
+csv_name() {
+	case $1 in
+	mset) echo "MSET (10 keys)" ;;
+	*) echo "$1" | tr a-z A-Z ;;
+	esac
+}
+
+# supported PORT TEST: whether the server knows the command (basalt grows
+# command by command; an unknown command would benchmark error replies).
+supported() {
+	local out
+	case $2 in
+	set) out=$(redis-cli -p "$1" set bench:check 1) ;;
+	get) out=$(redis-cli -p "$1" get bench:check) ;;
+	incr) out=$(redis-cli -p "$1" incr bench:check:n) ;;
+	mset) out=$(redis-cli -p "$1" mset bench:check:a 1 bench:check:b 2) ;;
+	*) out=$(redis-cli -p "$1" "$2") ;;
+	esac
+	case $out in
+	ERR*unknown*) return 1 ;;
+	esac
+	return 0
+}
+
+# bench NAME PORT P TESTS: one redis-benchmark run; records "name P test rps".
+bench() {
+	local name=$1 port=$2 p=$3 tests=$4 line test rps
+	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -r "$KEYSPACE" -n "$N" \
+		-P "$p" -t "$tests" --csv 2>/dev/null | tr -d '"' >"$WORK/out.csv"
+	[ -z "${RAW:-}" ] || sed "s/^/$MODE,$name,P$p,/" "$WORK/out.csv" >>"$RAW"
+	while IFS=, read -r test rps _; do
+		[ "$test" = test ] && continue
+		printf '%s\t%s\t%s\t%s\n' "$name" "$p" "$test" "$rps" >>"$WORK/results-$MODE"
+	done <"$WORK/out.csv"
+}
+
+# median NAME P TEST
+median() {
+	awk -F'\t' -v n="$1" -v p="$2" -v t="$3" '$1 == n && $2 == p && $3 == t { print $4 }' "$WORK/results-$MODE" |
+		sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+build_basalt
+start=$SECONDS
+echo "N=$N ROUNDS=$ROUNDS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS KEYSPACE=$KEYSPACE TESTS=$TESTS"
+echo "redis: $(redis-server --version | cut -d' ' -f3), basalt: $BASALT_VERSION, $(nproc) cores"
+for MODE in $MODES; do
+	start_redis "$MODE"
+	start_basalt "$MODE"
+	btests=()
+	IFS=, read -ra all <<<"$TESTS"
+	for t in "${all[@]}"; do
+		if supported "$BASALT_PORT" "$t"; then btests+=("$t"); fi
+	done
+	btests=$(IFS=,; echo "${btests[*]}")
+	: >"$WORK/results-$MODE"
+	for r in $(seq 1 "$ROUNDS"); do
+		for p in $PIPELINES; do
+			echo "appendfsync $MODE, round $r/$ROUNDS, -P $p" >&2
+			# Alternate who goes first so a drifting machine favours neither.
+			if [ $((r % 2)) = 1 ]; then
+				bench redis "$REDIS_PORT" "$p" "$TESTS"
+				[ -z "$btests" ] || bench basalt "$BASALT_PORT" "$p" "$btests"
+			else
+				[ -z "$btests" ] || bench basalt "$BASALT_PORT" "$p" "$btests"
+				bench redis "$REDIS_PORT" "$p" "$TESTS"
+			fi
+		done
+	done
+	stop "$REDIS_PID"
+	stop "$BASALT_PID"
+
+	echo
+	echo "### appendfsync $MODE (median of $ROUNDS rounds, requests/s)"
+	echo
+	echo "| test | -P | redis | basalt | basalt/redis |"
+	echo "|---|---:|---:|---:|---:|"
+	for p in $PIPELINES; do
+		for t in "${all[@]}"; do
+			name=$(csv_name "$t")
+			rr=$(median redis "$p" "$name")
+			br=$(median basalt "$p" "$name")
+			ratio=n/a
+			if [ -n "$rr" ] && [ -n "$br" ]; then
+				ratio=$(awk -v a="$br" -v b="$rr" 'BEGIN { printf "%.2f", a / b }')
+			fi
+			echo "| $name | $p | ${rr:-n/a} | ${br:-n/a (unsupported)} | $ratio |"
+		done
+	done
+	echo
+done
+echo "total time: $((SECONDS - start)) s" >&2
