@@ -15,7 +15,7 @@ func Apply(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer) {
 	}
 	switch rec.Kind {
 	case shard.KindCommand:
-		Exec(tx, rec.Cmds[0], rec.Seed, w)
+		Exec(tx, rec, rec.Cmds[0], rec.Seed, w)
 	case shard.KindExec:
 		applyExec(tx, rec, sh, w)
 	case shard.KindExpire:
@@ -27,15 +27,15 @@ func Apply(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer) {
 	}
 }
 
-// Exec runs one command on tx. The command must exist and its arity must
-// have been checked.
-func Exec(tx *store.Tx, argv [][]byte, seed uint64, w *resp.Writer) {
+// Exec runs one command of rec on tx. The command must exist and its arity
+// must have been checked.
+func Exec(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.Writer) {
 	cmd := Lookup(argv[0])
 	if cmd == nil || cmd.Run == nil {
 		w.Error("ERR unknown command '" + string(argv[0]) + "'")
 		return
 	}
-	cmd.Run(&Ctx{Tx: tx, Args: argv, W: w, Seed: seed})
+	cmd.Run(&Ctx{Tx: tx, Args: argv, W: w, Seed: seed, rec: rec})
 }
 
 // applyExec runs a MULTI/EXEC block as one record: all or (if a watched key
@@ -64,7 +64,7 @@ func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer)
 			rec.ConnAt = append(rec.ConnAt, len(w.Buf))
 			continue
 		}
-		Exec(tx, argv, rec.Seed+uint64(i), w)
+		Exec(tx, rec, argv, rec.Seed+uint64(i), w)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"basalt/internal/resp"
+	"basalt/internal/shard"
 	"basalt/internal/store"
 )
 
@@ -115,7 +116,16 @@ type Ctx struct {
 	Args [][]byte
 	W    *resp.Writer
 	Seed uint64
+	rec  *shard.Record // nil for reads
 }
+
+// MayBlock reports whether a blocking command that finds nothing should
+// wait (a client's BLPOP) rather than answer nil (inside MULTI, replay).
+func (c *Ctx) MayBlock() bool { return c.rec != nil && c.rec.Block }
+
+// BlockOn makes the command wait for a write to one of keys; it writes no
+// reply. The apply loop runs the command again once one is touched.
+func (c *Ctx) BlockOn(keys [][]byte) { c.rec.BlockedOn = keys }
 
 var table = map[string]*Command{}
 

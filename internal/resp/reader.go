@@ -60,6 +60,13 @@ func NewReader(r io.Reader) *Reader {
 // waiting: non-zero means the client pipelined more commands.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
+// Wait blocks until input arrives or reading fails; the input stays
+// buffered. A blocked client uses it to notice a disconnect.
+func (r *Reader) Wait() error {
+	_, err := r.br.Peek(1)
+	return err
+}
+
 // ReadCommand returns the next command's arguments. An empty inline line
 // yields a nil slice with no error; callers skip it. Arguments are freshly
 // allocated and may be kept.

@@ -195,6 +195,8 @@ func (c *Client) dispatch(argv [][]byte) {
 			return
 		}
 		h(c, argv)
+	case cmd.Flags&command.Blocking != 0:
+		c.blockingCall(argv)
 	case cmd.IsWrite():
 		c.propose(shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}})
 	default:

@@ -29,6 +29,13 @@ type Record struct {
 	Cmds  [][][]byte
 	Watch []WatchKey
 
+	// Block is set by a client for a blocking command outside MULTI: if
+	// the command finds nothing, the applier sets BlockedOn to the keys it
+	// waits for instead of replying. Neither is logged: a record that
+	// blocked changed nothing.
+	Block     bool
+	BlockedOn [][]byte
+
 	// ConnAt is filled while applying an EXEC: the reply offsets where the
 	// replies of queued connection commands (CLIENT SETNAME...) belong.
 	// Not logged: those commands change no data.

@@ -79,6 +79,11 @@ type Shard struct {
 	Watches *Watches
 	group   *groupTouches // watched keys modified by the group being applied
 
+	blocked blocked
+	blockMu sync.Mutex
+	waiters map[*Proposal]*waiter
+	wake    []string // keys with waiters touched by the record just applied
+
 	closeOnce sync.Once
 	closing   chan struct{}
 	done      chan struct{}
@@ -112,6 +117,7 @@ func New(st *store.Store, apply Applier, fsync Fsync) (*Shard, error) {
 		rng:       rand.NewPCG(seed, seed>>1|1),
 		LogRetain: 100000,
 		Watches:   newWatches(),
+		waiters:   map[*Proposal]*waiter{},
 		closing:   make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -189,8 +195,19 @@ func (s *Shard) commit(group []*Proposal) {
 	tx := s.st.WriteTx()
 	touched := s.Watches.track(tx)
 	s.group = touched
+	watchTouched := tx.Touched
+	tx.Touched = func(db int, key []byte) {
+		watchTouched(db, key)
+		if s.blocked.n.Load() > 0 {
+			if id := watchID(db, key); s.blocked.has(id) {
+				s.wake = append(s.wake, id)
+			}
+		}
+	}
 	buf := make([]byte, 0, 256)
-	for _, p := range group {
+	// apply applies one proposal's record as the next log entry; it
+	// reports false if the record blocked.
+	apply := func(p *Proposal) bool {
 		rec := &p.Rec
 		rec.Index = s.next
 		s.next++
@@ -203,6 +220,18 @@ func (s *Shard) commit(group []*Proposal) {
 		// aborted, so replaying the log needs no watch state.
 		buf = rec.Marshal(buf[:0])
 		tx.AppendLog(rec.Index, buf)
+		return !(rec.Block && rec.BlockedOn != nil)
+	}
+	var done []*Proposal
+	for _, p := range group {
+		if apply(p) {
+			done = append(done, p)
+		} else {
+			s.block(p)
+		}
+		if len(s.wake) > 0 {
+			done = append(done, s.serveBlocked(apply)...)
+		}
 	}
 	last := s.next - 1
 	tx.SetApplied(last)
@@ -217,7 +246,7 @@ func (s *Shard) commit(group []*Proposal) {
 		s.Stats.LastErr.Store(&err)
 		tx.Close()
 		s.next = s.applied.Load() + 1
-		for _, p := range group {
+		for _, p := range done {
 			if p.W != nil {
 				p.W.Reset()
 				p.W.Error("ERR write failed: " + err.Error())
@@ -232,7 +261,7 @@ func (s *Shard) commit(group []*Proposal) {
 	if Fsync(s.fsync.Load()) == FsyncAlways {
 		s.Stats.Syncs.Add(1)
 	}
-	for _, p := range group {
+	for _, p := range done {
 		p.Done <- struct{}{}
 	}
 }

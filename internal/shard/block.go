@@ -1,0 +1,165 @@
+package shard
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Blocking commands (BLPOP, BZPOPMIN, BLMOVE...). A client's blocking
+// command is proposed as an ordinary record with Block set. If it finds
+// nothing, the applier says which keys it waits for (Record.BlockedOn) and
+// writes no reply; the proposal then waits here instead of completing.
+//
+// When a later record touches one of those keys, the apply loop retries the
+// waiting records right after it, in the same group and in the order the
+// clients blocked, each as a new record with its own index, time and seed:
+// the log stays the whole story, so replicas and replay agree, and the first
+// client blocked is the first served, as in Redis.
+
+const (
+	waiting int32 = iota
+	serving
+	served
+	cancelled
+)
+
+type waiter struct {
+	p     *Proposal
+	ids   []string
+	state atomic.Int32
+}
+
+// blocked is the registry of waiting proposals by key. The apply loop reads
+// and changes it; a client whose wait ends (timeout, disconnect) removes
+// its waiter through Cancel.
+type blocked struct {
+	mu    sync.Mutex
+	byKey map[string][]*waiter
+	n     atomic.Int64 // waiters registered, for the fast path
+}
+
+func (b *blocked) add(w *waiter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.byKey == nil {
+		b.byKey = map[string][]*waiter{}
+	}
+	for _, id := range w.ids {
+		b.byKey[id] = append(b.byKey[id], w)
+	}
+	b.n.Add(1)
+}
+
+func (b *blocked) remove(w *waiter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range w.ids {
+		list := b.byKey[id]
+		for i, x := range list {
+			if x == w {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(b.byKey, id)
+		} else {
+			b.byKey[id] = list
+		}
+	}
+	b.n.Add(-1)
+}
+
+func (b *blocked) has(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.byKey[id]) > 0
+}
+
+// first returns the oldest waiter on id still waiting, or nil.
+func (b *blocked) first(id string) *waiter {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, w := range b.byKey[id] {
+		if w.state.Load() == waiting {
+			return w
+		}
+	}
+	return nil
+}
+
+// BlockHandle lets the client that proposed a blocking record give up.
+type BlockHandle struct {
+	s *Shard
+	p *Proposal
+}
+
+// Cancel withdraws a blocked proposal (timeout, disconnect). It reports
+// false if the apply loop is serving or has served it: then the reply
+// arrives on p.Done as usual and the caller must wait for it.
+func (h BlockHandle) Cancel() bool {
+	h.s.blockMu.Lock()
+	w := h.s.waiters[h.p]
+	h.s.blockMu.Unlock()
+	if w == nil {
+		return false // never blocked: served at once, or not yet applied
+	}
+	if !w.state.CompareAndSwap(waiting, cancelled) {
+		return false
+	}
+	h.s.forget(w)
+	return true
+}
+
+// Blocking returns a handle for a proposal with Rec.Block set.
+func (s *Shard) Blocking(p *Proposal) BlockHandle { return BlockHandle{s, p} }
+
+func (s *Shard) forget(w *waiter) {
+	s.blocked.remove(w)
+	s.blockMu.Lock()
+	delete(s.waiters, w.p)
+	s.blockMu.Unlock()
+}
+
+// block registers a proposal whose record found nothing to serve.
+func (s *Shard) block(p *Proposal) {
+	w := &waiter{p: p}
+	for _, k := range p.Rec.BlockedOn {
+		w.ids = append(w.ids, watchID(p.Rec.DB, k))
+	}
+	s.blockMu.Lock()
+	s.waiters[p] = w
+	s.blockMu.Unlock()
+	s.blocked.add(w)
+}
+
+// serveBlocked retries the waiters on the keys touched so far, oldest first,
+// as new records of the group. It returns the proposals it completed.
+func (s *Shard) serveBlocked(apply func(p *Proposal) bool) []*Proposal {
+	var done []*Proposal
+	for len(s.wake) > 0 {
+		id := s.wake[0]
+		s.wake = s.wake[1:]
+		for {
+			w := s.blocked.first(id)
+			if w == nil {
+				break
+			}
+			if !w.state.CompareAndSwap(waiting, serving) {
+				continue // cancelled meanwhile
+			}
+			w.p.Rec.BlockedOn = nil
+			w.p.Rec.Time = 0 // a retry is a new record with its own time
+			if !apply(w.p) {
+				// Nothing for the oldest waiter means nothing for the
+				// others on this key either.
+				w.state.Store(waiting)
+				break
+			}
+			w.state.Store(served)
+			s.forget(w)
+			done = append(done, w.p)
+		}
+	}
+	return done
+}
