@@ -9,6 +9,8 @@
 #
 # Environment:
 #   N=200000          requests per redis-benchmark run
+#   MSET_N=N/10       requests of the MSET run: an MSET writes 10 keys, so
+#                     this is the same number of key writes as the others
 #   ROUNDS=3          rounds; the table shows the median
 #   PIPELINES="1 16"  -P values
 #   CLIENTS=50        -c
@@ -25,6 +27,7 @@
 set -euo pipefail
 
 N=${N:-200000}
+MSET_N=${MSET_N:-$((N / 10))}
 ROUNDS=${ROUNDS:-3}
 PIPELINES=${PIPELINES:-"1 16"}
 CLIENTS=${CLIENTS:-50}
@@ -61,10 +64,24 @@ supported() {
 	return 0
 }
 
-# bench NAME PORT P TESTS: one redis-benchmark run; records "name P test rps".
+# bench NAME PORT P TESTS: redis-benchmark runs; records "name P test rps".
+# MSET runs on its own with MSET_N requests: each writes 10 keys.
 bench() {
-	local name=$1 port=$2 p=$3 tests=$4 line test rps
-	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -r "$KEYSPACE" -n "$N" \
+	local name=$1 port=$2 p=$3 tests=$4 t n
+	local plain=() mset=
+	IFS=, read -ra list <<<"$tests"
+	for t in "${list[@]}"; do
+		if [ "$t" = mset ]; then mset=mset; else plain+=("$t"); fi
+	done
+	if [ ${#plain[@]} -gt 0 ]; then
+		bench1 "$name" "$port" "$p" "$(IFS=,; echo "${plain[*]}")" "$N"
+	fi
+	[ -z "$mset" ] || bench1 "$name" "$port" "$p" mset "$MSET_N"
+}
+
+bench1() {
+	local name=$1 port=$2 p=$3 tests=$4 n=$5 test rps
+	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -r "$KEYSPACE" -n "$n" \
 		-P "$p" -t "$tests" --csv 2>/dev/null | tr -d '"' >"$WORK/out.csv"
 	[ -z "${RAW:-}" ] || sed "s/^/$MODE,$name,P$p,/" "$WORK/out.csv" >>"$RAW"
 	while IFS=, read -r test rps _; do
@@ -81,7 +98,7 @@ median() {
 
 build_basalt
 start=$SECONDS
-echo "N=$N ROUNDS=$ROUNDS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS KEYSPACE=$KEYSPACE TESTS=$TESTS"
+echo "N=$N MSET_N=$MSET_N ROUNDS=$ROUNDS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS KEYSPACE=$KEYSPACE TESTS=$TESTS"
 echo "redis: $(redis-server --version | cut -d' ' -f3), basalt: $BASALT_VERSION, $(nproc) cores"
 for MODE in $MODES; do
 	start_redis "$MODE"
