@@ -583,8 +583,10 @@ func objectEncoding(m store.Meta) string {
 		return "raw"
 	case store.TypeList:
 		return "quicklist"
-	case store.TypeSet, store.TypeHash:
-		return "hashtable"
+	case store.TypeHash:
+		return hashEncoding(m)
+	case store.TypeSet:
+		return setEncoding(m)
 	case store.TypeZSet:
 		return "skiplist"
 	case store.TypeStream:
@@ -615,12 +617,10 @@ func cmdObjectRefCount(c *Ctx) {
 	c.W.Int(1)
 }
 
-// cmdObjectIdleTime answers 0: basalt does not track access times yet
-// (keeping one would turn every read into a write), so every key looks
-// just used.
+// cmdObjectIdleTime answers from the store's in-memory access clock.
 func cmdObjectIdleTime(c *Ctx) {
 	if _, ok := objectKey(c); ok {
-		c.W.Int(0)
+		c.W.Int(c.Tx.IdleSeconds(c.Args[2]))
 	}
 }
 

@@ -187,6 +187,12 @@ func (c *Client) dispatch(argv [][]byte) {
 		c.reply().Simple("QUEUED")
 		return
 	}
+	if !noTouch[cmd.Name] {
+		now := time.Now().UnixMilli()
+		for _, k := range cmd.Keys(argv) {
+			c.srv.st.Touch(c.db, k, now)
+		}
+	}
 	switch {
 	case cmd.Flags&command.Conn != 0:
 		h := connHandlers[cmd.Name]
@@ -204,11 +210,17 @@ func (c *Client) dispatch(argv [][]byte) {
 	}
 }
 
+// noTouch lists the commands that look at keys without counting as a use
+// (OBJECT IDLETIME), as in Redis 7.0.
+var noTouch = map[string]bool{"object": true, "type": true, "exists": true, "ttl": true,
+	"pttl": true, "expiretime": true, "pexpiretime": true, "watch": true}
+
 // read runs a read-only command on applied state, after this client's own
 // pending writes so that it sees them.
 func (c *Client) read(cmd *command.Command, argv [][]byte) {
 	w := c.reply()
-	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey
+	// Movable-key commands (SINTERCARD, ZUNION...) have FirstKey 0 but key specs.
+	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey || cmd.FirstKey == 0 && cmd.KeySpecs != nil
 	tx := c.srv.st.ReadTx(c.db, time.Now().UnixMilli(), multiKey)
 	defer tx.Close()
 	cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w})

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -22,6 +23,7 @@ type Store struct {
 	dbMap   atomic.Pointer[[]int]
 	counts  []atomic.Int64 // keys per physical database
 	expires []atomic.Int64 // keys with an expiry per physical database
+	access  accessClock
 }
 
 // Options configure Open.
@@ -85,6 +87,7 @@ func Open(dir string, o Options) (*Store, error) {
 		}
 	}
 	s.dbMap.Store(&m)
+	s.access.start = time.Now().UnixMilli()
 	return s, nil
 }
 

@@ -1,0 +1,40 @@
+package store
+
+import (
+	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// accessClock remembers when keys were last used, for OBJECT IDLETIME. It
+// lives in memory, like Redis's LRU clock, so a read stays a read: a fixed
+// table of seconds indexed by a hash of the key. Keys that share a slot
+// share a time, so a key may look more recently used than it was, never
+// less. After a restart every key counts as used at startup, as Redis's
+// keys do after loading.
+type accessClock struct {
+	slots [1 << 20]atomic.Uint32 // unix seconds; 0 = not since start
+	start int64                  // unix ms
+}
+
+func (a *accessClock) slot(phys int, key []byte) *atomic.Uint32 {
+	h := xxhash.Sum64(key) ^ uint64(phys)*0x9e3779b97f4a7c15
+	return &a.slots[h&(uint64(len(a.slots))-1)]
+}
+
+// Touch records that key was used at now (unix ms).
+func (s *Store) Touch(db int, key []byte, now int64) {
+	a := &s.access
+	a.slot((*s.dbMap.Load())[db], key).Store(uint32(now / 1000))
+}
+
+// IdleSeconds is the time since key was last used, for OBJECT IDLETIME.
+func (t *Tx) IdleSeconds(key []byte) int64 {
+	a := &t.st.access
+	used := a.start / 1000
+	if v := a.slot(t.phys(), key).Load(); v > 0 {
+		used = int64(v)
+	}
+	// Whole seconds of the clock, as Redis's LRU clock counts them.
+	return max(t.Now/1000-used, 0)
+}
