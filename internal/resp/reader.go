@@ -127,6 +127,10 @@ func (r *Reader) readHeader(tooBig string) ([]byte, error) {
 		return nil, protoErr(tooBig)
 	}
 	if err == nil {
+		if r.br.Buffered() == 0 {
+			// ReadByte refills the buffer, overwriting what line points to.
+			line = append([]byte(nil), line...)
+		}
 		_, err = r.br.ReadByte()
 	}
 	if err != nil {

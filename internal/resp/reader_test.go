@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // readAll reads commands until an error and returns them and the error
@@ -192,5 +193,18 @@ func TestQueryLimit(t *testing.T) {
 	}
 	if args, err := NewReader(&in).ReadCommand(); err != nil || len(args) != 10 {
 		t.Fatalf("got %d args, %v", len(args), err)
+	}
+}
+
+// A header whose CR is the last buffered byte must survive the refill that
+// reading its LF triggers (input arriving a byte at a time hits every case).
+func TestHeaderAcrossRefill(t *testing.T) {
+	in := "*3\r\n$4\r\nHSET\r\n$12\r\nkey-12345678\r\n$10\r\n0123456789\r\n"
+	r := NewReader(iotest.OneByteReader(strings.NewReader(strings.Repeat(in, 3))))
+	for i := range 3 {
+		args, err := r.ReadCommand()
+		if err != nil || len(args) != 3 || string(args[1]) != "key-12345678" {
+			t.Fatalf("command %d: %q, %v", i, args, err)
+		}
 	}
 }
