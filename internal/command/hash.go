@@ -1,0 +1,627 @@
+package command
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"basalt/internal/glob"
+	"basalt/internal/num"
+	"basalt/internal/store"
+)
+
+// Hash commands (t_hash.c in Redis). A hash is a metadata entry whose body
+// is hashHeader, and one member entry per field: store.HashedSub(field) ->
+// value. HGET and HSET touch one member; HLEN reads only the header.
+func init() {
+	wf := []string{"write", "hash", "fast"}
+	rf := []string{"read", "hash", "fast"}
+	rs := []string{"read", "hash", "slow"}
+	// one sets what every hash command shares: the key at argument 1 with
+	// one key spec of the given flags.
+	one := func(c *Command, flags ...string) *Command {
+		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
+		c.Group = "hash"
+		c.KeySpecs = []KeySpec{{Flags: flags, Index: 1, KeyStep: 1}}
+		return c
+	}
+	nondetOrder := []string{"nondeterministic_output_order"}
+	nondet := []string{"nondeterministic_output"}
+	register(
+		one(&Command{Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.0.0", Summary: "Set the string value of a hash field", Run: func(c *Ctx) { hsetGeneric(c, false) }}, "RW", "update"),
+		one(&Command{Name: "hsetnx", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.0.0", Summary: "Set the value of a hash field, only if the field does not exist", Run: cmdHSetNX}, "RW", "insert"),
+		one(&Command{Name: "hmset", Arity: -4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.0.0", Summary: "Set multiple hash fields to multiple values", Run: func(c *Ctx) { hsetGeneric(c, true) }}, "RW", "update"),
+		one(&Command{Name: "hget", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Get the value of a hash field", Run: cmdHGet}, "RO", "access"),
+		one(&Command{Name: "hmget", Arity: -3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Get the values of all the given hash fields", Run: cmdHMGet}, "RO", "access"),
+		one(&Command{Name: "hgetall", Arity: 2, Flags: ReadOnly, Categories: rs, Since: "2.0.0", Summary: "Get all the fields and values in a hash", Tips: nondetOrder, Run: func(c *Ctx) { hgetallGeneric(c, true, true) }}, "RO", "access"),
+		one(&Command{Name: "hkeys", Arity: 2, Flags: ReadOnly, Categories: rs, Since: "2.0.0", Summary: "Get all the fields in a hash", Tips: nondetOrder, Run: func(c *Ctx) { hgetallGeneric(c, true, false) }}, "RO", "access"),
+		one(&Command{Name: "hvals", Arity: 2, Flags: ReadOnly, Categories: rs, Since: "2.0.0", Summary: "Get all the values in a hash", Tips: nondetOrder, Run: func(c *Ctx) { hgetallGeneric(c, false, true) }}, "RO", "access"),
+		one(&Command{Name: "hdel", Arity: -3, Flags: Write | Fast, Categories: wf, Since: "2.0.0", Summary: "Delete one or more hash fields", Run: cmdHDel}, "RW", "delete"),
+		one(&Command{Name: "hexists", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Determine if a hash field exists", Run: cmdHExists}, "RO"),
+		one(&Command{Name: "hlen", Arity: 2, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Get the number of fields in a hash", Run: cmdHLen}, "RO"),
+		one(&Command{Name: "hstrlen", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "3.2.0", Summary: "Get the length of the value of a hash field", Run: cmdHStrlen}, "RO"),
+		one(&Command{Name: "hincrby", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.0.0", Summary: "Increment the integer value of a hash field by the given number", Run: cmdHIncrBy}, "RW", "access", "update"),
+		one(&Command{Name: "hincrbyfloat", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.6.0", Summary: "Increment the float value of a hash field by the given amount", Run: cmdHIncrByFloat}, "RW", "access", "update"),
+		one(&Command{Name: "hrandfield", Arity: -2, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Get one or multiple random fields from a hash", Tips: nondet, Run: cmdHRandField}, "RO", "access"),
+		one(&Command{Name: "hscan", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "2.8.0", Summary: "Incrementally iterate hash fields and associated values", Tips: nondet, Run: cmdHScan}, "RO", "access"),
+	)
+}
+
+// Redis's listpack limits at their defaults (hash-max-listpack-entries and
+// hash-max-listpack-value). They are constants so that applying a record
+// never depends on configuration.
+const (
+	hashMaxListpackEntries = 512
+	hashMaxListpackValue   = 64
+)
+
+const (
+	errHashNotInt = "ERR hash value is not an integer"
+	errOutOfRange = "ERR value is out of range"
+)
+
+// hashHeader is a hash's metadata body: its field count, and whether Redis
+// would have converted it to a hash table (a field or value longer than
+// hashMaxListpackValue, or more than hashMaxListpackEntries fields, at any
+// time: the conversion is one way). The flag decides OBJECT ENCODING and
+// whether HSCAN returns everything at once, as Redis does for a listpack.
+type hashHeader struct {
+	n   int64
+	big bool
+}
+
+func decodeHashHeader(b []byte) hashHeader {
+	return hashHeader{n: int64(binary.BigEndian.Uint64(b)), big: b[8] != 0}
+}
+
+func (h hashHeader) encode() []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 9), uint64(h.n))
+	if h.big {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// hashEncoding is OBJECT ENCODING for a hash.
+func hashEncoding(m store.Meta) string {
+	if decodeHashHeader(m.Body).big {
+		return "hashtable"
+	}
+	return "listpack"
+}
+
+// hashWriter edits one hash in a write: it tracks the header and writes it
+// (or deletes the key once empty) in done.
+type hashWriter struct {
+	c   *Ctx
+	key []byte
+	m   store.Meta
+	h   hashHeader
+	sub []byte
+}
+
+// hashForWrite looks key up as a hash for a write; a missing key is an
+// empty hash (created by done if a field is set). On WRONGTYPE it has
+// replied and returns false.
+func hashForWrite(c *Ctx, key []byte) (*hashWriter, bool) {
+	m, ok, wrong := c.Lookup(key, store.TypeHash)
+	if wrong {
+		return nil, false
+	}
+	w := &hashWriter{c: c, key: key}
+	if ok {
+		w.m, w.h = m, decodeHashHeader(m.Body)
+	} else {
+		w.m = store.Meta{Type: store.TypeHash}
+	}
+	return w, true
+}
+
+func (w *hashWriter) subKey(field []byte) []byte {
+	w.sub = store.HashedSub(w.sub[:0], field)
+	return w.sub
+}
+
+// get returns field's value; an existing empty value is non-nil, as
+// num.HIncrByFloat tells it from a missing field.
+func (w *hashWriter) get(field []byte) ([]byte, bool) {
+	if w.h.n == 0 {
+		return nil, false
+	}
+	v, ok := w.c.Tx.Member(w.key, w.subKey(field))
+	if ok && v == nil {
+		v = []byte{}
+	}
+	return v, ok
+}
+
+// set writes field and reports whether it is new.
+func (w *hashWriter) set(field, value []byte) bool {
+	sub := w.subKey(field)
+	_, exists := w.c.Tx.Member(w.key, sub)
+	w.c.Tx.SetMember(w.key, sub, value)
+	if len(field) > hashMaxListpackValue || len(value) > hashMaxListpackValue {
+		w.h.big = true
+	}
+	if !exists {
+		w.h.n++
+		if w.h.n > hashMaxListpackEntries {
+			w.h.big = true
+		}
+	}
+	return !exists
+}
+
+// del removes field and reports whether it was there.
+func (w *hashWriter) del(field []byte) bool {
+	if w.h.n == 0 {
+		return false
+	}
+	sub := w.subKey(field)
+	if _, ok := w.c.Tx.Member(w.key, sub); !ok {
+		return false
+	}
+	w.c.Tx.DeleteMember(w.key, sub)
+	w.h.n--
+	return true
+}
+
+// done stores the header; an emptied hash is deleted, as Redis never keeps
+// empty collections.
+func (w *hashWriter) done() {
+	if w.h.n == 0 {
+		w.c.Tx.Delete(w.key)
+		return
+	}
+	w.m.Body = w.h.encode()
+	w.c.Tx.Put(w.key, w.m)
+}
+
+// HSET key field value [field value ...], and HMSET which answers OK.
+func hsetGeneric(c *Ctx, hmset bool) {
+	if len(c.Args)%2 != 0 {
+		c.W.Error(WrongArity(strings.ToLower(c.Arg(0))))
+		return
+	}
+	w, ok := hashForWrite(c, c.Args[1])
+	if !ok {
+		return
+	}
+	created := int64(0)
+	for i := 2; i < len(c.Args); i += 2 {
+		if w.set(c.Args[i], c.Args[i+1]) {
+			created++
+		}
+	}
+	w.done()
+	if hmset {
+		c.W.OK()
+	} else {
+		c.W.Int(created)
+	}
+}
+
+func cmdHSetNX(c *Ctx) {
+	w, ok := hashForWrite(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if _, exists := w.get(c.Args[2]); exists {
+		c.W.Int(0)
+		return
+	}
+	w.set(c.Args[2], c.Args[3])
+	w.done()
+	c.W.Int(1)
+}
+
+// hashRead looks key up as a hash for a read. When it is missing it replies
+// with missing() and returns false; on WRONGTYPE it has replied too.
+func hashRead(c *Ctx, missing func()) (store.Meta, bool) {
+	m, ok, wrong := c.Lookup(c.Args[1], store.TypeHash)
+	if wrong {
+		return m, false
+	}
+	if !ok {
+		missing()
+		return m, false
+	}
+	return m, true
+}
+
+func cmdHGet(c *Ctx) {
+	if _, ok := hashRead(c, c.W.Null); !ok {
+		return
+	}
+	if v, ok := c.Tx.Member(c.Args[1], store.HashedSub(nil, c.Args[2])); ok {
+		c.W.Bulk(v)
+	} else {
+		c.W.Null()
+	}
+}
+
+func cmdHMGet(c *Ctx) {
+	_, ok, wrong := c.Lookup(c.Args[1], store.TypeHash)
+	if wrong {
+		return
+	}
+	fields := c.Args[2:]
+	c.W.ArrayLen(len(fields))
+	var sub []byte
+	for _, f := range fields {
+		if ok {
+			sub = store.HashedSub(sub[:0], f)
+			if v, found := c.Tx.Member(c.Args[1], sub); found {
+				c.W.Bulk(v)
+				continue
+			}
+		}
+		c.W.Null()
+	}
+}
+
+// hgetallGeneric serves HGETALL (fields and values: a map in RESP3), HKEYS
+// and HVALS.
+func hgetallGeneric(c *Ctx, fields, values bool) {
+	both := fields && values
+	empty := func() {
+		if both {
+			c.W.MapLen(0)
+		} else {
+			c.W.ArrayLen(0)
+		}
+	}
+	m, ok := hashRead(c, empty)
+	if !ok {
+		return
+	}
+	n := int(decodeHashHeader(m.Body).n)
+	if both {
+		c.W.MapLen(n)
+	} else {
+		c.W.ArrayLen(n)
+	}
+	c.Tx.Members(c.Args[1], nil, nil, false, func(sub, value []byte) bool {
+		if fields {
+			c.W.Bulk(store.HashedMember(sub))
+		}
+		if values {
+			c.W.Bulk(value)
+		}
+		return true
+	})
+}
+
+func cmdHDel(c *Ctx) {
+	w, ok := hashForWrite(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if w.h.n == 0 {
+		c.W.Int(0)
+		return
+	}
+	deleted := int64(0)
+	for _, f := range c.Args[2:] {
+		if w.del(f) {
+			deleted++
+		}
+	}
+	if deleted > 0 {
+		w.done()
+	}
+	c.W.Int(deleted)
+}
+
+func cmdHExists(c *Ctx) {
+	if _, ok := hashRead(c, func() { c.W.Int(0) }); !ok {
+		return
+	}
+	if _, ok := c.Tx.Member(c.Args[1], store.HashedSub(nil, c.Args[2])); ok {
+		c.W.Int(1)
+	} else {
+		c.W.Int(0)
+	}
+}
+
+func cmdHLen(c *Ctx) {
+	if m, ok := hashRead(c, func() { c.W.Int(0) }); ok {
+		c.W.Int(decodeHashHeader(m.Body).n)
+	}
+}
+
+func cmdHStrlen(c *Ctx) {
+	if _, ok := hashRead(c, func() { c.W.Int(0) }); !ok {
+		return
+	}
+	v, _ := c.Tx.Member(c.Args[1], store.HashedSub(nil, c.Args[2]))
+	c.W.Int(int64(len(v)))
+}
+
+// HINCRBY key field increment: the increment is checked before the key.
+func cmdHIncrBy(c *Ctx) {
+	incr, ok := num.ParseInt(c.Args[3])
+	if !ok {
+		c.W.Error(ErrNotInt)
+		return
+	}
+	w, ok := hashForWrite(c, c.Args[1])
+	if !ok {
+		return
+	}
+	var cur int64
+	if v, exists := w.get(c.Args[2]); exists {
+		if cur, ok = num.ParseInt(v); !ok {
+			c.W.Error(errHashNotInt)
+			return
+		}
+	}
+	if (incr < 0 && cur < 0 && incr < math.MinInt64-cur) || (incr > 0 && cur > 0 && incr > math.MaxInt64-cur) {
+		c.W.Error(ErrOverflow)
+		return
+	}
+	cur += incr
+	w.set(c.Args[2], num.FormatInt(cur))
+	w.done()
+	c.W.Int(cur)
+}
+
+// HINCRBYFLOAT key field increment, in long double arithmetic like Redis.
+func cmdHIncrByFloat(c *Ctx) {
+	if _, err := num.CheckHIncrByFloatIncrement(c.Args[3]); err != nil {
+		c.W.Error(err.Error())
+		return
+	}
+	w, ok := hashForWrite(c, c.Args[1])
+	if !ok {
+		return
+	}
+	cur, _ := w.get(c.Args[2]) // nil when missing, which counts as 0
+	v, err := num.HIncrByFloat(cur, c.Args[3])
+	if err != nil {
+		c.W.Error(err.Error())
+		return
+	}
+	w.set(c.Args[2], v)
+	w.done()
+	c.W.Bulk(v)
+}
+
+// hashRand picks fields of a hash at random: the first entry at or after a
+// random position of the hash order, wrapping around. Reads may use any
+// randomness; in the apply loop (inside MULTI) the record's seed keeps it
+// deterministic.
+type hashRand struct {
+	c   *Ctx
+	rnd *rand.Rand
+}
+
+func newHashRand(c *Ctx) *hashRand {
+	var src rand.Source
+	if c.Tx.Writable() {
+		src = rand.NewPCG(c.Seed, 0x68617368)
+	} else {
+		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
+	}
+	return &hashRand{c: c, rnd: rand.New(src)}
+}
+
+// pick returns a random field and its value (copies).
+func (r *hashRand) pick() (field, value []byte) {
+	key := r.c.Args[1]
+	take := func(sub, v []byte) bool {
+		field = append([]byte(nil), store.HashedMember(sub)...)
+		value = append([]byte(nil), v...)
+		return false
+	}
+	r.c.Tx.Members(key, store.PosBytes(r.rnd.Uint64()), nil, false, take)
+	if field == nil {
+		r.c.Tx.Members(key, nil, nil, false, take)
+	}
+	return field, value
+}
+
+// all loads every field and value of the hash.
+func hashAll(c *Ctx, n int64) (fields, values [][]byte) {
+	fields, values = make([][]byte, 0, n), make([][]byte, 0, n)
+	c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
+		fields = append(fields, append([]byte(nil), store.HashedMember(sub)...))
+		values = append(values, append([]byte(nil), v...))
+		return true
+	})
+	return fields, values
+}
+
+// HRANDFIELD key [count [WITHVALUES]]
+func cmdHRandField(c *Ctx) {
+	if len(c.Args) == 2 {
+		if _, ok := hashRead(c, c.W.Null); ok {
+			f, _ := newHashRand(c).pick()
+			c.W.Bulk(f)
+		}
+		return
+	}
+	l, ok := num.ParseInt(c.Args[2])
+	if !ok {
+		c.W.Error(ErrNotInt)
+		return
+	}
+	if l == math.MinInt64 {
+		c.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	withValues := false
+	if len(c.Args) > 4 || len(c.Args) == 4 && !strings.EqualFold(c.Arg(3), "withvalues") {
+		c.W.Error(ErrSyntax)
+		return
+	}
+	if len(c.Args) == 4 {
+		withValues = true
+		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
+			c.W.Error(errOutOfRange)
+			return
+		}
+	}
+	m, ok := hashRead(c, func() { c.W.ArrayLen(0) })
+	if !ok {
+		return
+	}
+	size := decodeHashHeader(m.Body).n
+	count, distinct := l, true
+	if l < 0 {
+		count, distinct = -l, false
+	}
+	if count == 0 {
+		c.W.ArrayLen(0)
+		return
+	}
+	// reply writes n pairs: flat in RESP2, one array per pair in RESP3.
+	header := func(n int64) {
+		if withValues && c.W.Proto < 3 {
+			n *= 2
+		}
+		c.W.ArrayLen(int(n))
+	}
+	entry := func(f, v []byte) {
+		if withValues && c.W.Proto >= 3 {
+			c.W.ArrayLen(2)
+		}
+		c.W.Bulk(f)
+		if withValues {
+			c.W.Bulk(v)
+		}
+	}
+	r := newHashRand(c)
+	switch {
+	case !distinct || count == 1:
+		// Repeats allowed. Small hashes are loaded once and indexed;
+		// big ones are sampled by seeking.
+		header(count)
+		if size <= 1024 || count >= size {
+			fields, values := hashAll(c, size)
+			for range count {
+				i := r.rnd.IntN(len(fields))
+				entry(fields[i], values[i])
+			}
+			return
+		}
+		for range count {
+			entry(r.pick())
+		}
+	case count >= size:
+		header(size)
+		c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
+			entry(store.HashedMember(sub), v)
+			return true
+		})
+	case count*3 > size:
+		// Many of the fields: shuffle the lot and take the first count.
+		fields, values := hashAll(c, size)
+		header(count)
+		for i := range int(count) {
+			j := i + r.rnd.IntN(len(fields)-i)
+			fields[i], fields[j] = fields[j], fields[i]
+			values[i], values[j] = values[j], values[i]
+			entry(fields[i], values[i])
+		}
+	default:
+		// Few of many: sample until count distinct fields.
+		header(count)
+		seen := make(map[string]bool, count)
+		for int64(len(seen)) < count {
+			f, v := r.pick()
+			if seen[string(f)] {
+				continue
+			}
+			seen[string(f)] = true
+			entry(f, v)
+		}
+	}
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count]. A hash Redis keeps as a
+// listpack comes back whole with cursor 0, whatever the cursor and COUNT;
+// a larger one is walked in hash order from the cursor, which is the
+// position (store.HashedPos) of the next field, as SCAN does for keys.
+func cmdHScan(c *Ctx) {
+	cursor, ok := parseCursor(c.Args[2])
+	if !ok {
+		c.W.Error(errCursor)
+		return
+	}
+	emptyScan := func() {
+		c.W.ArrayLen(2)
+		c.W.BulkString("0")
+		c.W.ArrayLen(0)
+	}
+	m, ok := hashRead(c, emptyScan)
+	if !ok {
+		return
+	}
+	count := int64(10)
+	var pat []byte
+	for i := 3; i < len(c.Args); i += 2 {
+		opt := strings.ToLower(c.Arg(i))
+		switch {
+		case opt == "count" && i+1 < len(c.Args):
+			n, ok := num.ParseInt(c.Args[i+1])
+			if !ok {
+				c.W.Error(ErrNotInt)
+				return
+			}
+			if n < 1 {
+				c.W.Error(ErrSyntax)
+				return
+			}
+			count = n
+		case opt == "match" && i+1 < len(c.Args):
+			pat = c.Args[i+1]
+			if string(pat) == "*" {
+				pat = nil
+			}
+		default:
+			c.W.Error(ErrSyntax)
+			return
+		}
+	}
+	var out [][]byte
+	visit := func(sub, v []byte) {
+		f := store.HashedMember(sub)
+		if pat != nil && !glob.Match(pat, f, false) {
+			return
+		}
+		out = append(out, append([]byte(nil), f...), append([]byte(nil), v...))
+	}
+	next := uint64(0)
+	if !decodeHashHeader(m.Body).big {
+		c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
+			visit(sub, v)
+			return true
+		})
+	} else {
+		// At least count entries, and every entry of the last position, so
+		// that the next cursor (the position of the entry after them)
+		// skips nothing.
+		seen := int64(0)
+		var last uint64
+		c.Tx.Members(c.Args[1], store.PosBytes(cursor), nil, false, func(sub, v []byte) bool {
+			pos := store.HashedPos(sub)
+			if seen >= count && pos != last {
+				next = pos
+				return false
+			}
+			seen++
+			last = pos
+			visit(sub, v)
+			return true
+		})
+	}
+	c.W.ArrayLen(2)
+	c.W.BulkString(strconv.FormatUint(next, 10))
+	c.W.ArrayLen(len(out))
+	for _, b := range out {
+		c.W.Bulk(b)
+	}
+}
