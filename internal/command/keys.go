@@ -588,7 +588,7 @@ func objectEncoding(m store.Meta) string {
 	case store.TypeSet:
 		return setEncoding(m)
 	case store.TypeZSet:
-		return "skiplist"
+		return zsetEncoding(m)
 	case store.TypeStream:
 		return "stream"
 	}

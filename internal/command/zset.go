@@ -1,0 +1,912 @@
+package command
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"basalt/internal/glob"
+	"basalt/internal/num"
+	"basalt/internal/store"
+)
+
+// Sorted sets (t_zset.c in Redis). A sorted set is a metadata entry whose
+// body is a header (member count and encoding) and two entries per member:
+//
+//	'm' | hash64(member) | member          -> SortableFloat(score)
+//	's' | SortableFloat(score) | member    -> "" (or "-" when the score is -0)
+//
+// The 'm' index answers ZSCORE and ZSCAN (hash order, stable cursors); the
+// 's' index is in Redis's order (score, then member bytes), so ranges by
+// score seek and ranges by rank walk from the nearer end. The 's' key holds
+// 0 for -0 (Redis compares them equal) and its value remembers the sign,
+// which Redis keeps in a skiplist but not in a listpack.
+//
+// Range commands and the set operations (ZUNION...) are in zset_range.go.
+func init() {
+	wf := []string{"write", "sortedset", "fast"}
+	ws := []string{"write", "sortedset", "slow"}
+	rf := []string{"read", "sortedset", "fast"}
+	rs := []string{"read", "sortedset", "slow"}
+	one := func(c *Command, flags ...string) *Command {
+		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
+		c.Group = "sorted-set"
+		c.KeySpecs = []KeySpec{{Flags: flags, Index: 1, KeyStep: 1}}
+		return c
+	}
+	// numKeys are the commands whose keys are counted by argument 1 (or 2
+	// after a destination).
+	numKeys := func(c *Command, dst bool) *Command {
+		c.Group = "sorted-set"
+		src := KeySpec{Flags: []string{"RO", "access"}, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}
+		if dst {
+			c.FirstKey, c.LastKey, c.Step = 1, 1, 1
+			src.Index = 2
+			c.KeySpecs = []KeySpec{{Flags: []string{"OW", "update"}, Index: 1, KeyStep: 1}, src}
+		} else {
+			c.KeySpecs = []KeySpec{src}
+		}
+		return c
+	}
+	ro := []string{"RO", "access"}
+	nondet := []string{"nondeterministic_output"}
+	register(
+		one(&Command{Name: "zadd", Arity: -4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.2.0", Summary: "Add one or more members to a sorted set, or update its score if it already exists", Run: func(c *Ctx) { zaddGeneric(c, false) }}, "RW", "update"),
+		one(&Command{Name: "zincrby", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.2.0", Summary: "Increment the score of a member in a sorted set", Run: func(c *Ctx) { zaddGeneric(c, true) }}, "RW", "access", "update"),
+		one(&Command{Name: "zrem", Arity: -3, Flags: Write | Fast, Categories: wf, Since: "1.2.0", Summary: "Remove one or more members from a sorted set", Run: cmdZRem}, "RW", "delete"),
+		one(&Command{Name: "zcard", Arity: 2, Flags: ReadOnly | Fast, Categories: rf, Since: "1.2.0", Summary: "Get the number of members in a sorted set", Run: cmdZCard}, "RO"),
+		one(&Command{Name: "zscore", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "1.2.0", Summary: "Get the score associated with the given member in a sorted set", Run: cmdZScore}, ro...),
+		one(&Command{Name: "zmscore", Arity: -3, Flags: ReadOnly | Fast, Categories: rf, Since: "6.2.0", Summary: "Get the score associated with the given members in a sorted set", Run: cmdZMScore}, ro...),
+		one(&Command{Name: "zrank", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Determine the index of a member in a sorted set", Run: func(c *Ctx) { zrankGeneric(c, false) }}, ro...),
+		one(&Command{Name: "zrevrank", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Determine the index of a member in a sorted set, with scores ordered from high to low", Run: func(c *Ctx) { zrankGeneric(c, true) }}, ro...),
+		one(&Command{Name: "zcount", Arity: 4, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Count the members in a sorted set with scores within the given values", Run: cmdZCount}, ro...),
+		one(&Command{Name: "zlexcount", Arity: 4, Flags: ReadOnly | Fast, Categories: rf, Since: "2.8.9", Summary: "Count the number of members in a sorted set between a given lexicographical range", Run: cmdZLexCount}, ro...),
+		one(&Command{Name: "zrange", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "1.2.0", Summary: "Return a range of members in a sorted set", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrAuto, dirAuto) }}, ro...),
+		&Command{Name: "zrangestore", Arity: -5, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Categories: ws, Group: "sorted-set", Since: "6.2.0", Summary: "Store a range of members from sorted set into another key",
+			KeySpecs: []KeySpec{{Flags: []string{"OW", "update"}, Index: 1, KeyStep: 1}, {Flags: ro, Index: 2, KeyStep: 1}},
+			Run: func(c *Ctx) { zrangeGeneric(c, 2, true, zrAuto, dirAuto) }},
+		one(&Command{Name: "zrangebyscore", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "1.0.5", Summary: "Return a range of members in a sorted set, by score", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrScore, dirForward) }}, ro...),
+		one(&Command{Name: "zrevrangebyscore", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "2.2.0", Summary: "Return a range of members in a sorted set, by score, with scores ordered from high to low", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrScore, dirReverse) }}, ro...),
+		one(&Command{Name: "zrangebylex", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "2.8.9", Summary: "Return a range of members in a sorted set, by lexicographical range", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrLex, dirForward) }}, ro...),
+		one(&Command{Name: "zrevrangebylex", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "2.8.9", Summary: "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrLex, dirReverse) }}, ro...),
+		one(&Command{Name: "zrevrange", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "1.2.0", Summary: "Return a range of members in a sorted set, by index, with scores ordered from high to low", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrRank, dirReverse) }}, ro...),
+		one(&Command{Name: "zremrangebyrank", Arity: 4, Flags: Write, Categories: ws, Since: "2.0.0", Summary: "Remove all members in a sorted set within the given indexes", Run: func(c *Ctx) { zremrangeGeneric(c, zrRank) }}, "RW", "delete"),
+		one(&Command{Name: "zremrangebyscore", Arity: 4, Flags: Write, Categories: ws, Since: "1.2.0", Summary: "Remove all members in a sorted set within the given scores", Run: func(c *Ctx) { zremrangeGeneric(c, zrScore) }}, "RW", "delete"),
+		one(&Command{Name: "zremrangebylex", Arity: 4, Flags: Write, Categories: ws, Since: "2.8.9", Summary: "Remove all members in a sorted set between the given lexicographical range", Run: func(c *Ctx) { zremrangeGeneric(c, zrLex) }}, "RW", "delete"),
+		one(&Command{Name: "zpopmin", Arity: -2, Flags: Write | Fast, Categories: wf, Since: "5.0.0", Summary: "Remove and return members with the lowest scores in a sorted set", Run: func(c *Ctx) { zpopMinMax(c, false) }}, "RW", "access", "delete"),
+		one(&Command{Name: "zpopmax", Arity: -2, Flags: Write | Fast, Categories: wf, Since: "5.0.0", Summary: "Remove and return members with the highest scores in a sorted set", Run: func(c *Ctx) { zpopMinMax(c, true) }}, "RW", "access", "delete"),
+		&Command{Name: "zmpop", Arity: -4, Flags: Write, Categories: ws, Group: "sorted-set", Since: "7.0.0", Summary: "Remove and return members with scores in a sorted set",
+			KeySpecs: []KeySpec{{Flags: []string{"RW", "access", "delete"}, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, Run: cmdZMPop},
+		one(&Command{Name: "zrandmember", Arity: -2, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Get one or multiple random elements from a sorted set", Tips: nondet, Run: cmdZRandMember}, ro...),
+		numKeys(&Command{Name: "zunion", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Add multiple sorted sets", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opUnion, false) }}, false),
+		numKeys(&Command{Name: "zinter", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Intersect multiple sorted sets", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opInter, false) }}, false),
+		numKeys(&Command{Name: "zdiff", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Subtract multiple sorted sets", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opDiff, false) }}, false),
+		numKeys(&Command{Name: "zunionstore", Arity: -4, Flags: Write | DenyOOM, Categories: ws, Since: "2.0.0", Summary: "Add multiple sorted sets and store the resulting sorted set in a new key", Run: func(c *Ctx) { zsetOpGeneric(c, c.Args[1], 2, opUnion, false) }}, true),
+		numKeys(&Command{Name: "zinterstore", Arity: -4, Flags: Write | DenyOOM, Categories: ws, Since: "2.0.0", Summary: "Intersect multiple sorted sets and store the resulting sorted set in a new key", Run: func(c *Ctx) { zsetOpGeneric(c, c.Args[1], 2, opInter, false) }}, true),
+		numKeys(&Command{Name: "zdiffstore", Arity: -4, Flags: Write | DenyOOM, Categories: ws, Since: "6.2.0", Summary: "Subtract multiple sorted sets and store the resulting sorted set in a new key", Run: func(c *Ctx) { zsetOpGeneric(c, c.Args[1], 2, opDiff, false) }}, true),
+		numKeys(&Command{Name: "zintercard", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "7.0.0", Summary: "Intersect multiple sorted sets and return the cardinality of the result", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opInter, true) }}, false),
+		one(&Command{Name: "zscan", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "2.8.0", Summary: "Incrementally iterate sorted sets elements and associated scores", Tips: nondet, Run: cmdZScan}, ro...),
+	)
+}
+
+// Redis's listpack limits (zset-max-listpack-entries / -value at their
+// defaults): a sorted set within both is reported as "listpack", and
+// Redis converts it to a skiplist for good when it outgrows them.
+const (
+	zsetMaxListpackEntries = 128
+	zsetMaxListpackValue   = 64
+)
+
+const (
+	errZNaN          = "ERR resulting score is not a number (NaN)"
+	errZMinMaxFloat  = "ERR min or max is not a float"
+	errZMinMaxLex    = "ERR min or max not valid string range item"
+	errZPositive     = "ERR value is out of range, must be positive"
+	errZCountPos     = "ERR count should be greater than 0"
+	errZNumKeysPos   = "ERR numkeys should be greater than 0"
+	errZWeightFloat  = "ERR weight value is not a float"
+	errZLimitNeg     = "ERR LIMIT can't be negative"
+	errZRandRange    = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+	errZRandOutRange = "ERR value is out of range"
+)
+
+// zsetHeader is a sorted set's metadata body: the member count and whether
+// Redis would hold it as a skiplist (big) rather than a listpack.
+type zsetHeader struct {
+	n   int64
+	big bool
+}
+
+func decodeZsetHeader(b []byte) zsetHeader {
+	return zsetHeader{n: int64(binary.BigEndian.Uint64(b)), big: b[8] != 0}
+}
+
+func (h zsetHeader) encode() []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 9), uint64(h.n))
+	if h.big {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// zsetEncoding is OBJECT ENCODING for a sorted set.
+func zsetEncoding(m store.Meta) string {
+	if decodeZsetHeader(m.Body).big {
+		return "skiplist"
+	}
+	return "listpack"
+}
+
+// Sub keys of the two indexes.
+const (
+	zTagMember = 'm'
+	zTagScore  = 's'
+)
+
+func zMemberSub(member []byte) []byte {
+	return store.HashedSub([]byte{zTagMember}, member)
+}
+
+// zScoreSub is the score index key of member; -0 sorts as 0.
+func zScoreSub(score float64, member []byte) []byte {
+	if score == 0 {
+		score = 0
+	}
+	return append(store.SortableFloat([]byte{zTagScore}, score), member...)
+}
+
+var negZero = math.Copysign(0, -1)
+
+// zEntryOf decodes a score index entry.
+func zEntryOf(sub, value []byte) (member []byte, score float64) {
+	score = store.FloatFromSortable(sub[1:9])
+	if len(value) > 0 {
+		score = negZero
+	}
+	return sub[9:], score
+}
+
+// zScoreBound is the first score index key with a score of f or more
+// (f is never NaN).
+func zScoreBound(f float64) []byte {
+	if f == 0 {
+		f = 0
+	}
+	return store.SortableFloat([]byte{zTagScore}, f)
+}
+
+// zAfterScore is the first score index key with a score above f.
+func zAfterScore(f float64) []byte {
+	b := zScoreBound(f)
+	binary.BigEndian.PutUint64(b[1:], binary.BigEndian.Uint64(b[1:])+1)
+	return b
+}
+
+var (
+	zScoreFirst = []byte{zTagScore}
+	zScoreEnd   = []byte{zTagScore + 1}
+)
+
+// zset is an open sorted set of the current command.
+type zset struct {
+	c      *Ctx
+	key    []byte
+	meta   store.Meta
+	h      zsetHeader
+	exists bool
+}
+
+// zsetLookup opens key as a sorted set; wrong reports (and answers)
+// WRONGTYPE. A missing key gives an empty, not existing zset.
+func zsetLookup(c *Ctx, key []byte) (z *zset, wrong bool) {
+	m, ok, wrong := c.Lookup(key, store.TypeZSet)
+	if wrong {
+		return nil, true
+	}
+	z = &zset{c: c, key: key, meta: m, exists: ok}
+	if ok {
+		z.h = decodeZsetHeader(m.Body)
+	}
+	return z, false
+}
+
+// score returns member's score.
+func (z *zset) score(member []byte) (float64, bool) {
+	if !z.exists {
+		return 0, false
+	}
+	v, ok := z.c.Tx.Member(z.key, zMemberSub(member))
+	if !ok {
+		return 0, false
+	}
+	return store.FloatFromSortable(v), true
+}
+
+// write stores member with score (a listpack has no -0).
+func (z *zset) write(member []byte, score float64) {
+	if !z.h.big && score == 0 {
+		score = 0
+	}
+	z.c.Tx.SetMember(z.key, zMemberSub(member), store.SortableFloat(nil, score))
+	var v []byte
+	if math.Signbit(score) && score == 0 {
+		v = []byte{'-'}
+	}
+	z.c.Tx.SetMember(z.key, zScoreSub(score, member), v)
+}
+
+// insert adds a new member, converting to a skiplist as Redis does before
+// the insertion that would outgrow the listpack.
+func (z *zset) insert(member []byte, score float64) {
+	if !z.h.big && (z.h.n+1 > zsetMaxListpackEntries || len(member) > zsetMaxListpackValue) {
+		z.h.big = true
+	}
+	z.h.n++
+	z.write(member, score)
+}
+
+// update changes an existing member's score.
+func (z *zset) update(member []byte, old, score float64) {
+	z.c.Tx.DeleteMember(z.key, zScoreSub(old, member))
+	z.write(member, score)
+}
+
+// remove deletes an existing member.
+func (z *zset) remove(member []byte, score float64) {
+	z.c.Tx.DeleteMember(z.key, zMemberSub(member))
+	z.c.Tx.DeleteMember(z.key, zScoreSub(score, member))
+	z.h.n--
+}
+
+// save writes the header back, or deletes the key once it is empty (Redis
+// never keeps an empty sorted set). The expiry is kept.
+func (z *zset) save() {
+	if z.h.n == 0 {
+		if z.exists {
+			z.c.Tx.Delete(z.key)
+		}
+		return
+	}
+	z.c.Tx.Put(z.key, store.Meta{Type: store.TypeZSet, ExpireAt: z.meta.ExpireAt, Body: z.h.encode()})
+	z.exists = true
+}
+
+// zentry is a member with its score.
+type zentry struct {
+	member []byte
+	score  float64
+}
+
+// each walks the score index within [from, to) (nil: unbounded), forward
+// or backward, until fn returns false.
+func (z *zset) each(from, to []byte, reverse bool, fn func(member []byte, score float64) bool) {
+	if !z.exists {
+		return
+	}
+	if from == nil {
+		from = zScoreFirst
+	}
+	if to == nil {
+		to = zScoreEnd
+	}
+	if bytes.Compare(from, to) >= 0 {
+		return
+	}
+	z.c.Tx.Members(z.key, from, to, reverse, func(sub, value []byte) bool {
+		m, s := zEntryOf(sub, value)
+		return fn(m, s)
+	})
+}
+
+// ends returns the first and last entries (the set must not be empty).
+func (z *zset) ends() (first, last zentry) {
+	z.each(nil, nil, false, func(m []byte, s float64) bool {
+		first = zentry{append([]byte(nil), m...), s}
+		return false
+	})
+	z.each(nil, nil, true, func(m []byte, s float64) bool {
+		last = zentry{append([]byte(nil), m...), s}
+		return false
+	})
+	return first, last
+}
+
+// byRank returns the entries of ranks start..end (0-based, inclusive, within
+// bounds), in reverse order of score when rev. It walks from the nearer end.
+func (z *zset) byRank(start, end int64, rev bool) []zentry {
+	n := end - start + 1
+	out := make([]zentry, 0, min(n, 1<<16))
+	// Ranks of the forward order.
+	fs, fe := start, end
+	if rev {
+		fs, fe = z.h.n-1-end, z.h.n-1-start
+	}
+	backward := fs > z.h.n-1-fe
+	skip := fs
+	if backward {
+		skip = z.h.n - 1 - fe
+	}
+	z.each(nil, nil, backward, func(m []byte, s float64) bool {
+		if skip > 0 {
+			skip--
+			return true
+		}
+		out = append(out, zentry{append([]byte(nil), m...), s})
+		return int64(len(out)) < n
+	})
+	if backward != rev {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out
+}
+
+// replyEntries writes entries as ZRANGE does: members, with their scores
+// after each (RESP2) or as [member, score] pairs (RESP3) when withScores.
+func replyEntries(c *Ctx, out []zentry, withScores bool) {
+	if withScores && c.W.Proto == 2 {
+		c.W.ArrayLen(2 * len(out))
+	} else {
+		c.W.ArrayLen(len(out))
+	}
+	for _, e := range out {
+		if withScores && c.W.Proto > 2 {
+			c.W.ArrayLen(2)
+		}
+		c.W.Bulk(e.member)
+		if withScores {
+			c.W.Double(e.score)
+		}
+	}
+}
+
+// ZADD/ZINCRBY flags (Redis's ZADD_IN_*).
+const (
+	zaddNX = 1 << iota
+	zaddXX
+	zaddGT
+	zaddLT
+	zaddCH
+	zaddIncr
+)
+
+// zaddGeneric is ZADD and ZINCRBY (which is ZADD INCR, options included:
+// "ZINCRBY k nx m" is a syntax error because the pairs are then odd).
+func zaddGeneric(c *Ctx, incrCmd bool) {
+	flags := 0
+	if incrCmd {
+		flags = zaddIncr
+	}
+	idx := 2
+	for ; idx < len(c.Args); idx++ {
+		switch strings.ToLower(c.Arg(idx)) {
+		case "nx":
+			flags |= zaddNX
+		case "xx":
+			flags |= zaddXX
+		case "ch":
+			flags |= zaddCH
+		case "incr":
+			flags |= zaddIncr
+		case "gt":
+			flags |= zaddGT
+		case "lt":
+			flags |= zaddLT
+		default:
+			goto parsed
+		}
+	}
+parsed:
+	elements := len(c.Args) - idx
+	if elements%2 != 0 || elements == 0 {
+		c.W.Error(ErrSyntax)
+		return
+	}
+	elements /= 2
+	nx, xx, gt, lt := flags&zaddNX != 0, flags&zaddXX != 0, flags&zaddGT != 0, flags&zaddLT != 0
+	if nx && xx {
+		c.W.Error("ERR XX and NX options at the same time are not compatible")
+		return
+	}
+	if (gt && nx) || (lt && nx) || (gt && lt) {
+		c.W.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	}
+	incr := flags&zaddIncr != 0
+	if incr && elements > 1 {
+		c.W.Error("ERR INCR option supports a single increment-element pair")
+		return
+	}
+	scores := make([]float64, elements)
+	for j := range scores {
+		f, ok := num.ParseFloat(c.Args[idx+2*j])
+		if !ok {
+			c.W.Error(ErrNotFloat)
+			return
+		}
+		scores[j] = f
+	}
+	z, wrong := zsetLookup(c, c.Args[1])
+	if wrong {
+		return
+	}
+	var added, updated, processed int64
+	var score float64
+	if z.exists || !xx {
+		for j := range scores {
+			member := c.Args[idx+2*j+1]
+			res, newScore := z.add(member, scores[j], flags)
+			if res == zaddNaN {
+				z.save() // the members added before the error stay
+				c.W.Error(errZNaN)
+				return
+			}
+			switch res {
+			case zaddAdded:
+				added++
+			case zaddUpdated:
+				updated++
+			}
+			if res != zaddNop {
+				processed++
+				score = newScore
+			}
+		}
+		z.save()
+	}
+	switch {
+	case incr && processed > 0:
+		c.W.Double(score)
+	case incr:
+		c.W.Null()
+	case flags&zaddCH != 0:
+		c.W.Int(added + updated)
+	default:
+		c.W.Int(added)
+	}
+}
+
+// Outcomes of zset.add.
+const (
+	zaddNop = iota
+	zaddAdded
+	zaddUpdated
+	zaddSame // processed, score unchanged
+	zaddNaN
+)
+
+// add is Redis's zsetAdd: it adds or updates member under the ZADD flags
+// and returns what happened and the member's new score.
+func (z *zset) add(member []byte, score float64, flags int) (int, float64) {
+	cur, found := z.score(member)
+	if found {
+		if flags&zaddNX != 0 {
+			return zaddNop, 0
+		}
+		if flags&zaddIncr != 0 {
+			score += cur
+			if math.IsNaN(score) {
+				return zaddNaN, 0
+			}
+		}
+		if (flags&zaddLT != 0 && score >= cur) || (flags&zaddGT != 0 && score <= cur) {
+			return zaddNop, 0
+		}
+		if score != cur {
+			z.update(member, cur, score)
+			return zaddUpdated, score
+		}
+		return zaddSame, score
+	}
+	if flags&zaddXX != 0 {
+		return zaddNop, 0
+	}
+	z.insert(member, score)
+	return zaddAdded, score
+}
+
+func cmdZRem(c *Ctx) {
+	z, wrong := zsetLookup(c, c.Args[1])
+	if wrong {
+		return
+	}
+	if !z.exists {
+		c.W.Int(0)
+		return
+	}
+	var n int64
+	for _, member := range c.Args[2:] {
+		if s, ok := z.score(member); ok {
+			z.remove(member, s)
+			n++
+			if z.h.n == 0 {
+				break
+			}
+		}
+	}
+	if n > 0 {
+		z.save()
+	}
+	c.W.Int(n)
+}
+
+func cmdZCard(c *Ctx) {
+	if z, wrong := zsetLookup(c, c.Args[1]); !wrong {
+		c.W.Int(z.h.n)
+	}
+}
+
+func cmdZScore(c *Ctx) {
+	z, wrong := zsetLookup(c, c.Args[1])
+	if wrong {
+		return
+	}
+	if s, ok := z.score(c.Args[2]); ok {
+		c.W.Double(s)
+	} else {
+		c.W.Null()
+	}
+}
+
+func cmdZMScore(c *Ctx) {
+	z, wrong := zsetLookup(c, c.Args[1])
+	if wrong {
+		return
+	}
+	c.W.ArrayLen(len(c.Args) - 2)
+	for _, member := range c.Args[2:] {
+		if s, ok := z.score(member); ok {
+			c.W.Double(s)
+		} else {
+			c.W.Null()
+		}
+	}
+}
+
+// zrankGeneric is ZRANK and ZREVRANK: the number of members before member
+// in the score index (after it for ZREVRANK), counted from that end.
+func zrankGeneric(c *Ctx, rev bool) {
+	z, wrong := zsetLookup(c, c.Args[1])
+	if wrong {
+		return
+	}
+	s, ok := z.score(c.Args[2])
+	if !ok {
+		c.W.Null()
+		return
+	}
+	self := zScoreSub(s, c.Args[2])
+	var rank int64
+	count := func([]byte, float64) bool { rank++; return true }
+	if rev {
+		z.each(append(self, 0), nil, false, count)
+	} else {
+		z.each(nil, self, false, count)
+	}
+	c.W.Int(rank)
+}
+
+// ZPOPMIN/ZPOPMAX key [count].
+func zpopMinMax(c *Ctx, max bool) {
+	if len(c.Args) > 3 {
+		c.W.Error(ErrSyntax)
+		return
+	}
+	count := int64(-1)
+	if len(c.Args) == 3 {
+		n, ok := num.ParseInt(c.Args[2])
+		if !ok || n < 0 {
+			c.W.Error(errZPositive)
+			return
+		}
+		count = n
+	}
+	// RESP3 nests [member, score] pairs only when a count was given.
+	ZPop(c, c.Args[1:2], max, count, false, c.W.Proto > 2 && count != -1, false)
+}
+
+// ZPop pops up to count (-1: one, unnested) members with the lowest (or
+// highest) scores from the first existing key of keys and replies as Redis's
+// genericZpopCommand: emitKey prefixes the key (BZPOPMIN, ZMPOP), nested
+// gives [member, score] pairs, nilWhenEmpty answers a null array rather than
+// an empty one when no key exists. It returns false, having written
+// nothing, when no key exists and nilWhenEmpty is false and emitKey is set:
+// that is the case where a blocking wrapper (BZPOPMIN, BZMPOP) waits.
+// A key of another type answers WRONGTYPE (and returns true).
+func ZPop(c *Ctx, keys [][]byte, max bool, count int64, emitKey, nested, nilWhenEmpty bool) bool {
+	var z *zset
+	for _, k := range keys {
+		var wrong bool
+		z, wrong = zsetLookup(c, k)
+		if wrong {
+			return true
+		}
+		if z.exists {
+			break
+		}
+	}
+	if z == nil || !z.exists {
+		switch {
+		case emitKey && !nilWhenEmpty:
+			return false
+		case nilWhenEmpty:
+			c.W.NullArray()
+		default:
+			c.W.ArrayLen(0)
+		}
+		return true
+	}
+	if count == 0 {
+		c.W.ArrayLen(0)
+		return true
+	}
+	if count == -1 {
+		count = 1
+	}
+	n := min(count, z.h.n)
+	switch {
+	case !nested && !emitKey:
+		c.W.ArrayLen(int(2 * n))
+	case nested && !emitKey:
+		c.W.ArrayLen(int(n))
+	case !nested && emitKey:
+		c.W.ArrayLen(int(2*n + 1))
+		c.W.Bulk(z.key)
+	default:
+		c.W.ArrayLen(2)
+		c.W.Bulk(z.key)
+		c.W.ArrayLen(int(n))
+	}
+	var out []zentry
+	z.each(nil, nil, max, func(m []byte, s float64) bool {
+		out = append(out, zentry{append([]byte(nil), m...), s})
+		return int64(len(out)) < n
+	})
+	for _, e := range out {
+		if nested {
+			c.W.ArrayLen(2)
+		}
+		c.W.Bulk(e.member)
+		c.W.Double(e.score)
+		z.remove(e.member, e.score)
+	}
+	z.save()
+	return true
+}
+
+// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
+func cmdZMPop(c *Ctx) {
+	keys, max, count, ok := ParseZMPop(c, 1)
+	if ok {
+		ZPop(c, keys, max, count, true, true, true)
+	}
+}
+
+// ParseZMPop parses ZMPOP's arguments from numkeys at argument idx (2 for
+// BZMPOP, after the timeout), answering errors as Redis does.
+func ParseZMPop(c *Ctx, idx int) (keys [][]byte, max bool, count int64, ok bool) {
+	numKeys, ok := num.ParseInt(c.Args[idx])
+	if !ok || numKeys < 1 {
+		c.W.Error(errZNumKeysPos)
+		return nil, false, 0, false
+	}
+	where := int64(idx) + numKeys + 1
+	if where >= int64(len(c.Args)) {
+		c.W.Error(ErrSyntax)
+		return nil, false, 0, false
+	}
+	switch strings.ToLower(c.Arg(int(where))) {
+	case "min":
+	case "max":
+		max = true
+	default:
+		c.W.Error(ErrSyntax)
+		return nil, false, 0, false
+	}
+	count = -1
+	for j := int(where) + 1; j < len(c.Args); j++ {
+		if count == -1 && strings.EqualFold(c.Arg(j), "count") && j+1 < len(c.Args) {
+			j++
+			n, ok := num.ParseInt(c.Args[j])
+			if !ok || n < 1 {
+				c.W.Error(errZCountPos)
+				return nil, false, 0, false
+			}
+			count = n
+		} else {
+			c.W.Error(ErrSyntax)
+			return nil, false, 0, false
+		}
+	}
+	if count == -1 {
+		count = 1
+	}
+	return c.Args[idx+1 : where], max, count, true
+}
+
+// zrand is the randomness of ZRANDMEMBER: any source in a read view, the
+// record's seed in the apply loop (inside MULTI).
+func zrand(c *Ctx) *rand.Rand {
+	if c.Tx.Writable() {
+		return rand.New(rand.NewPCG(c.Seed, 0x7a736574))
+	}
+	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+}
+
+// randomEntry returns the first member at or after a random position of
+// the member index, wrapping around.
+func (z *zset) randomEntry(rng *rand.Rand) zentry {
+	var e zentry
+	pick := func(sub, v []byte) bool {
+		e = zentry{append([]byte(nil), store.HashedMember(sub[1:])...), store.FloatFromSortable(v)}
+		return false
+	}
+	from := append([]byte{zTagMember}, store.PosBytes(rng.Uint64())...)
+	z.c.Tx.Members(z.key, from, []byte{zTagMember + 1}, false, pick)
+	if e.member == nil {
+		z.c.Tx.Members(z.key, []byte{zTagMember}, []byte{zTagMember + 1}, false, pick)
+	}
+	return e
+}
+
+// ZRANDMEMBER key [count [WITHSCORES]].
+func cmdZRandMember(c *Ctx) {
+	if len(c.Args) == 2 {
+		z, wrong := zsetLookup(c, c.Args[1])
+		switch {
+		case wrong:
+		case !z.exists:
+			c.W.Null()
+		default:
+			c.W.Bulk(z.randomEntry(zrand(c)).member)
+		}
+		return
+	}
+	count, ok := num.ParseInt(c.Args[2])
+	if !ok {
+		c.W.Error(ErrNotInt)
+		return
+	}
+	if count == math.MinInt64 {
+		c.W.Error(errZRandRange)
+		return
+	}
+	withScores := false
+	if len(c.Args) > 4 || (len(c.Args) == 4 && !strings.EqualFold(c.Arg(3), "withscores")) {
+		c.W.Error(ErrSyntax)
+		return
+	}
+	if len(c.Args) == 4 {
+		withScores = true
+		if count < -math.MaxInt64/2 || count > math.MaxInt64/2 {
+			c.W.Error(errZRandOutRange)
+			return
+		}
+	}
+	z, wrong := zsetLookup(c, c.Args[1])
+	if wrong {
+		return
+	}
+	if !z.exists || count == 0 {
+		c.W.ArrayLen(0)
+		return
+	}
+	rng := zrand(c)
+	var out []zentry
+	switch {
+	case count < 0 || count == 1:
+		// Sampling with repetition.
+		n := count
+		if n < 0 {
+			n = -n
+		}
+		out = make([]zentry, 0, min(n, 1<<16))
+		for range n {
+			out = append(out, z.randomEntry(rng))
+		}
+	case count >= z.h.n:
+		// The whole set, as Redis: in reverse rank order.
+		out = z.byRank(0, z.h.n-1, true)
+	case count*3 > z.h.n:
+		// Many of them: drop random members from the whole set.
+		out = z.byRank(0, z.h.n-1, false)
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+		out = out[:count]
+	default:
+		seen := make(map[string]bool, count)
+		for int64(len(out)) < count {
+			e := z.randomEntry(rng)
+			if !seen[string(e.member)] {
+				seen[string(e.member)] = true
+				out = append(out, e)
+			}
+		}
+	}
+	replyEntries(c, out, withScores)
+}
+
+// ZSCAN key cursor [MATCH pattern] [COUNT count]. A listpack-sized set is
+// returned whole with cursor 0, in score order, as Redis does; a larger one
+// is walked in member-index hash order, the cursor being a hash position.
+func cmdZScan(c *Ctx) {
+	cursor, ok := parseCursor(c.Args[2])
+	if !ok {
+		c.W.Error(errCursor)
+		return
+	}
+	z, wrong := zsetLookup(c, c.Args[1])
+	if wrong {
+		return
+	}
+	if !z.exists {
+		c.W.ArrayLen(2)
+		c.W.BulkString("0")
+		c.W.ArrayLen(0)
+		return
+	}
+	count := int64(10)
+	var pat []byte
+	for i := 3; i < len(c.Args); i += 2 {
+		if i+1 >= len(c.Args) {
+			c.W.Error(ErrSyntax)
+			return
+		}
+		switch strings.ToLower(c.Arg(i)) {
+		case "count":
+			n, ok := num.ParseInt(c.Args[i+1])
+			if !ok {
+				c.W.Error(ErrNotInt)
+				return
+			}
+			if n < 1 {
+				c.W.Error(ErrSyntax)
+				return
+			}
+			count = n
+		case "match":
+			pat = c.Args[i+1]
+			if string(pat) == "*" {
+				pat = nil
+			}
+		default:
+			c.W.Error(ErrSyntax)
+			return
+		}
+	}
+	var out []zentry
+	keep := func(m []byte, s float64) {
+		if pat == nil || glob.Match(pat, m, false) {
+			out = append(out, zentry{append([]byte(nil), m...), s})
+		}
+	}
+	var next uint64
+	if !z.h.big {
+		z.each(nil, nil, false, func(m []byte, s float64) bool { keep(m, s); return true })
+	} else {
+		seen := int64(0)
+		var last uint64
+		from := append([]byte{zTagMember}, store.PosBytes(cursor)...)
+		c.Tx.Members(z.key, from, []byte{zTagMember + 1}, false, func(sub, v []byte) bool {
+			pos := store.HashedPos(sub[1:])
+			if seen >= count && pos != last {
+				next = pos
+				return false
+			}
+			seen++
+			last = pos
+			keep(store.HashedMember(sub[1:]), store.FloatFromSortable(v))
+			return true
+		})
+	}
+	c.W.ArrayLen(2)
+	c.W.BulkString(strconv.FormatUint(next, 10))
+	c.W.ArrayLen(2 * len(out))
+	for _, e := range out {
+		c.W.Bulk(e.member)
+		c.W.Bulk(num.FormatDouble(e.score))
+	}
+}
