@@ -165,9 +165,14 @@ func (l *listObj) push(left bool, v []byte) {
 func (l *listObj) pop(left bool, n int64) [][]byte {
 	n = min(n, l.h.count)
 	var out [][]byte
-	if left {
+	switch {
+	case n == 1 && left: // one point read rather than an iterator
+		out = append(out, l.get(0))
+	case n == 1:
+		out = append(out, l.get(l.h.count-1))
+	case left:
 		l.each(0, n, false, func(_ int64, v []byte) bool { out = append(out, v); return true })
-	} else {
+	default:
 		l.each(l.h.count-n, n, true, func(_ int64, v []byte) bool { out = append(out, v); return true })
 	}
 	// Delete even when the list empties: LMOVE on one key pushes back

@@ -444,16 +444,19 @@ func TestLists(t *testing.T) {
 		elem := func() string { return string(rune('a' + r.IntN(5))) }
 		idx := func() string { return strconv.Itoa(r.IntN(14) - 7) }
 		end := func() string { return []string{"LEFT", "RIGHT"}[r.IntN(2)] }
-		for range 1500 {
+		for range 3000 {
 			k := keys[r.IntN(len(keys))]
 			var args []string
 			switch r.IntN(14) {
 			case 0:
-				args = []string{"LPUSH", k, elem(), elem()}
+				args = []string{[]string{"LPUSH", "LPUSHX"}[r.IntN(2)], k, elem(), elem()}
 			case 1:
-				args = []string{"RPUSH", k, elem(), elem(), elem()}
+				args = []string{[]string{"RPUSH", "RPUSHX", "RPUSH"}[r.IntN(3)], k, elem(), elem(), elem()}
 			case 2:
 				args = []string{"LPOP", k}
+				if r.IntN(2) == 0 {
+					args = append(args, strconv.Itoa(r.IntN(4)))
+				}
 			case 3:
 				args = []string{"RPOP", k, strconv.Itoa(r.IntN(4))}
 			case 4:
