@@ -263,35 +263,29 @@ func cmdHMGet(c *Ctx) {
 }
 
 // hgetallGeneric serves HGETALL (fields and values: a map in RESP3), HKEYS
-// and HVALS.
+// and HVALS. The reply is sized from the entries one iterator saw, not from
+// the header: a read has no snapshot, and a write may land in between.
 func hgetallGeneric(c *Ctx, fields, values bool) {
 	both := fields && values
-	empty := func() {
-		if both {
-			c.W.MapLen(0)
-		} else {
-			c.W.ArrayLen(0)
-		}
-	}
-	m, ok := hashRead(c, empty)
-	if !ok {
+	var fs, vs [][]byte
+	if _, ok, wrong := c.Lookup(c.Args[1], store.TypeHash); ok {
+		fs, vs = hashAll(c, 0)
+	} else if wrong {
 		return
 	}
-	n := int(decodeHashHeader(m.Body).n)
 	if both {
-		c.W.MapLen(n)
+		c.W.MapLen(len(fs))
 	} else {
-		c.W.ArrayLen(n)
+		c.W.ArrayLen(len(fs))
 	}
-	c.Tx.Members(c.Args[1], nil, nil, false, func(sub, value []byte) bool {
+	for i := range fs {
 		if fields {
-			c.W.Bulk(store.HashedMember(sub))
+			c.W.Bulk(fs[i])
 		}
 		if values {
-			c.W.Bulk(value)
+			c.W.Bulk(vs[i])
 		}
-		return true
-	})
+	}
 }
 
 func cmdHDel(c *Ctx) {
@@ -408,7 +402,8 @@ func newHashRand(c *Ctx) *hashRand {
 	return &hashRand{c: c, rnd: rand.New(src)}
 }
 
-// pick returns a random field and its value (copies).
+// pick returns a random field and its value (copies); nil when the hash
+// is empty (a concurrent write may have deleted it since the lookup).
 func (r *hashRand) pick() (field, value []byte) {
 	key := r.c.Args[1]
 	take := func(sub, v []byte) bool {
@@ -423,7 +418,8 @@ func (r *hashRand) pick() (field, value []byte) {
 	return field, value
 }
 
-// all loads every field and value of the hash.
+// hashAll loads every field and value of the hash in one iteration; n is
+// a capacity hint.
 func hashAll(c *Ctx, n int64) (fields, values [][]byte) {
 	fields, values = make([][]byte, 0, n), make([][]byte, 0, n)
 	c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
@@ -438,8 +434,11 @@ func hashAll(c *Ctx, n int64) (fields, values [][]byte) {
 func cmdHRandField(c *Ctx) {
 	if len(c.Args) == 2 {
 		if _, ok := hashRead(c, c.W.Null); ok {
-			f, _ := newHashRand(c).pick()
-			c.W.Bulk(f)
+			if f, _ := newHashRand(c).pick(); f != nil {
+				c.W.Bulk(f)
+			} else {
+				c.W.Null()
+			}
 		}
 		return
 	}
@@ -477,7 +476,8 @@ func cmdHRandField(c *Ctx) {
 		c.W.ArrayLen(0)
 		return
 	}
-	// reply writes n pairs: flat in RESP2, one array per pair in RESP3.
+	// header and entry write n pairs: flat in RESP2, one array per pair in
+	// RESP3.
 	header := func(n int64) {
 		if withValues && c.W.Proto < 3 {
 			n *= 2
@@ -494,50 +494,70 @@ func cmdHRandField(c *Ctx) {
 		}
 	}
 	r := newHashRand(c)
-	switch {
-	case !distinct || count == 1:
-		// Repeats allowed. Small hashes are loaded once and indexed;
-		// big ones are sampled by seeking.
-		header(count)
+	if !distinct || count == 1 {
+		// Repeats allowed: load a small hash once and index it; sample a
+		// big one by seeking.
 		if size <= 1024 || count >= size {
 			fields, values := hashAll(c, size)
+			if len(fields) == 0 {
+				c.W.ArrayLen(0)
+				return
+			}
+			header(count)
 			for range count {
 				i := r.rnd.IntN(len(fields))
 				entry(fields[i], values[i])
 			}
 			return
 		}
+		fields, values := make([][]byte, 0, count), make([][]byte, 0, count)
 		for range count {
-			entry(r.pick())
+			f, v := r.pick()
+			if f == nil {
+				c.W.ArrayLen(0) // deleted meanwhile
+				return
+			}
+			fields, values = append(fields, f), append(values, v)
 		}
-	case count >= size:
-		header(size)
-		c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
-			entry(store.HashedMember(sub), v)
-			return true
-		})
-	case count*3 > size:
-		// Many of the fields: shuffle the lot and take the first count.
-		fields, values := hashAll(c, size)
 		header(count)
-		for i := range int(count) {
-			j := i + r.rnd.IntN(len(fields)-i)
-			fields[i], fields[j] = fields[j], fields[i]
-			values[i], values[j] = values[j], values[i]
+		for i := range fields {
 			entry(fields[i], values[i])
 		}
-	default:
-		// Few of many: sample until count distinct fields.
-		header(count)
+		return
+	}
+	if count <= size/3 {
+		// Few of many: sample until count distinct fields. A concurrent
+		// write may shrink the hash, so give up on sampling after many
+		// repeats and fall through to the exact method.
+		fields, values := make([][]byte, 0, count), make([][]byte, 0, count)
 		seen := make(map[string]bool, count)
-		for int64(len(seen)) < count {
+		for tries := int64(0); int64(len(fields)) < count && tries < 4*count+64; tries++ {
 			f, v := r.pick()
-			if seen[string(f)] {
+			if f == nil || seen[string(f)] {
 				continue
 			}
 			seen[string(f)] = true
-			entry(f, v)
+			fields, values = append(fields, f), append(values, v)
 		}
+		if int64(len(fields)) == count {
+			header(count)
+			for i := range fields {
+				entry(fields[i], values[i])
+			}
+			return
+		}
+	}
+	// Many of the fields, or all: shuffle the lot and take count.
+	fields, values := hashAll(c, size)
+	n := min(count, int64(len(fields)))
+	header(n)
+	for i := range int(n) {
+		if n < int64(len(fields)) {
+			j := i + r.rnd.IntN(len(fields)-i)
+			fields[i], fields[j] = fields[j], fields[i]
+			values[i], values[j] = values[j], values[i]
+		}
+		entry(fields[i], values[i])
 	}
 }
 

@@ -806,6 +806,70 @@ func TestHash(t *testing.T) {
 		`)
 	})
 
+	t.Run("ConcurrentReads", func(t *testing.T) {
+		// Reads run without a snapshot while writes apply: replies built
+		// from the header and the members must stay well formed when the
+		// hash changes or vanishes in between.
+		d := p.diff(t)
+		churn := testutil.Dial(t, d.Got.Addr)
+		fill := []string{"HSET", "k"}
+		for i := range 1500 {
+			fill = append(fill, "f"+strconv.Itoa(i), "v")
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			deadline := time.Now().Add(time.Second)
+			for i := 0; time.Now().Before(deadline); i++ {
+				buf := testutil.Command(fill...)
+				buf = append(buf, testutil.Command("HDEL", "k", "f"+strconv.Itoa(i%1500), "f"+strconv.Itoa(i*7%1500))...)
+				buf = append(buf, testutil.Command("DEL", "k")...)
+				if churn.SendErr(buf) != nil {
+					return
+				}
+				for range 3 {
+					if _, err := churn.ReadErr(); err != nil {
+						return
+					}
+				}
+			}
+		}()
+		c := d.Got
+		for running := true; running; {
+			select {
+			case <-done:
+				running = false
+			default:
+			}
+			for _, args := range [][]string{
+				{"HGETALL", "k"}, {"HKEYS", "k"}, {"HVALS", "k"}, {"HRANDFIELD", "k"},
+				{"HRANDFIELD", "k", "5"}, {"HRANDFIELD", "k", "-5", "WITHVALUES"}, {"HRANDFIELD", "k", "600"},
+				{"HRANDFIELD", "k", "1400", "WITHVALUES"}, {"HSCAN", "k", "0", "COUNT", "100"},
+			} {
+				r, err := c.DoErr(args...)
+				if err != nil || r.IsError() {
+					t.Fatalf("%v under concurrent writes: %v %v", args, r, err)
+				}
+				if args[0] == "HGETALL" && len(r.Elems)%2 != 0 {
+					t.Fatalf("HGETALL: odd reply %v", r)
+				}
+				// Every string is a field or the value, never a stray empty one.
+				elems := r.Elems
+				if r.Kind == '$' {
+					elems = []testutil.Reply{r}
+				} else if args[0] == "HSCAN" {
+					elems = r.Elems[1].Elems
+				}
+				for _, e := range elems {
+					if e.Kind == '$' && !e.Null && e.Str != "v" && !strings.HasPrefix(e.Str, "f") {
+						t.Fatalf("%v under concurrent writes: element %v in %v", args, e, r)
+					}
+				}
+			}
+		}
+		<-done
+	})
+
 	t.Run("Big", func(t *testing.T) {
 		// 100,000 fields, pipelined: commands on one field stay fast.
 		d := p.diff(t)
