@@ -600,7 +600,7 @@ func TestSets(t *testing.T) {
 		setSameScan(t, d, "SSCAN", "s", "0", "MATCH", "[ab]")
 		setSameScan(t, d, "SSCAN", "s", "0", "match", "*", "count", "100")
 		setSameScan(t, d, "SSCAN", "s", "0", "MATCH", "x*")
-		setSameScan(t, d, "SSCAN", "s", "0", "COUNT", "4", "MATCH", "nothing", "MATCH", "c")
+		setSameScan(t, d, "SSCAN", "s", "0", "COUNT", "100", "MATCH", "nothing", "MATCH", "c")
 
 		// A hash table scanned in pages: every member exactly once (basalt)
 		// or at least once (Redis), in a few calls.
@@ -793,6 +793,16 @@ func TestSets(t *testing.T) {
 		d.Run(`
 			MULTI
 			SCARD w
+			EXEC
+		`)
+		// SMOVE of a member dst already has leaves dst unmodified for WATCH.
+		d.Do("SADD", "w3", "x")
+		d.Do("WATCH", "w3")
+		other.Do("SADD", "w4", "x")
+		other.Do("SMOVE", "w4", "w3", "x")
+		d.Run(`
+			MULTI
+			SCARD w3
 			EXEC
 		`)
 		d.Do("WATCH", "w2")
