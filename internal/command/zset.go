@@ -67,7 +67,7 @@ func init() {
 		one(&Command{Name: "zrange", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "1.2.0", Summary: "Return a range of members in a sorted set", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrAuto, dirAuto) }}, ro...),
 		&Command{Name: "zrangestore", Arity: -5, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Categories: ws, Group: "sorted-set", Since: "6.2.0", Summary: "Store a range of members from sorted set into another key",
 			KeySpecs: []KeySpec{{Flags: []string{"OW", "update"}, Index: 1, KeyStep: 1}, {Flags: ro, Index: 2, KeyStep: 1}},
-			Run: func(c *Ctx) { zrangeGeneric(c, 2, true, zrAuto, dirAuto) }},
+			Run:      func(c *Ctx) { zrangeGeneric(c, 2, true, zrAuto, dirAuto) }},
 		one(&Command{Name: "zrangebyscore", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "1.0.5", Summary: "Return a range of members in a sorted set, by score", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrScore, dirForward) }}, ro...),
 		one(&Command{Name: "zrevrangebyscore", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "2.2.0", Summary: "Return a range of members in a sorted set, by score, with scores ordered from high to low", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrScore, dirReverse) }}, ro...),
 		one(&Command{Name: "zrangebylex", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "2.8.9", Summary: "Return a range of members in a sorted set, by lexicographical range", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrLex, dirForward) }}, ro...),
@@ -907,6 +907,15 @@ func cmdZScan(c *Ctx) {
 	c.W.ArrayLen(2 * len(out))
 	for _, e := range out {
 		c.W.Bulk(e.member)
-		c.W.Bulk(num.FormatDouble(e.score))
+		c.W.Bulk(zscanScore(e.score, z.h.big))
 	}
+}
+
+// zscanScore is a score as ZSCAN shows it: the text a listpack holds
+// (integral scores within ±2^62 are stored as integers) or %.17g.
+func zscanScore(f float64, big bool) []byte {
+	if !big && f == math.Trunc(f) && f >= -(1<<62) && f <= 1<<62 {
+		return num.AppendInt(nil, int64(f))
+	}
+	return num.FormatDouble(f)
 }
