@@ -384,6 +384,14 @@ func TestHash(t *testing.T) {
 				HINCRBYFLOAT h big 1e4932
 				HINCRBYFLOAT h big 1e4932
 				HGET h big
+				HINCRBYFLOAT h z -0
+				HINCRBYFLOAT h z -0.0
+				HSET h w -0
+				HINCRBYFLOAT h w 0
+				HINCRBYFLOAT h q 1e-5000
+				HINCRBYFLOAT h q "  1"
+				HINCRBYFLOAT h q 1e
+				HINCRBY h t -0
 				HINCRBYFLOAT h f 1 x
 				HINCRBYFLOAT h f
 				HINCRBY h int 1
