@@ -254,10 +254,12 @@ func setRandomSub(c *Ctx, key []byte, rng *rand.Rand, taken map[string]bool) []b
 
 // setPickDistinct picks count distinct random members' sub keys of a set of
 // n > count members. When it loaded the whole set, rest holds the members
-// not picked.
+// not picked. A read view is no snapshot, so the set may have shrunk since
+// n was read: then it returns fewer.
 func setPickDistinct(c *Ctx, key []byte, n, count int64, rng *rand.Rand) (picked, rest [][]byte) {
-	if count*setLoadAllFactor >= n || n <= 256 {
+	if count >= n/setLoadAllFactor || n <= 256 {
 		all := setSubs(c, key)
+		count = min(count, int64(len(all)))
 		for i := range int(count) { // partial Fisher-Yates
 			j := i + rng.IntN(len(all)-i)
 			all[i], all[j] = all[j], all[i]
@@ -268,6 +270,9 @@ func setPickDistinct(c *Ctx, key []byte, n, count int64, rng *rand.Rand) (picked
 	taken := make(map[string]bool, count)
 	for int64(len(picked)) < count {
 		sub := setRandomSub(c, key, rng, taken)
+		if sub == nil {
+			break
+		}
 		taken[string(sub)] = true
 		picked = append(picked, sub)
 	}
@@ -467,7 +472,11 @@ func cmdSRandMember(c *Ctx) {
 	case !ok:
 		c.W.Null()
 	default:
-		c.W.Bulk(store.HashedMember(setRandomSub(c, key, setRand(c), nil)))
+		if sub := setRandomSub(c, key, setRand(c), nil); sub != nil {
+			c.W.Bulk(store.HashedMember(sub))
+		} else {
+			c.W.Null() // emptied since the lookup (reads have no snapshot)
+		}
 	}
 }
 
@@ -506,17 +515,29 @@ func srandmemberCount(c *Ctx) {
 		}
 		return
 	}
+	// Picks that may repeat. The replies are collected first: the set may
+	// change under a read, and the array length must be what follows.
 	count = -count
-	c.W.ArrayLen(int(count))
-	if h.n <= 1024 || count*setLoadAllFactor >= h.n {
-		all := setSubs(c, key)
-		for range count {
-			c.W.Bulk(store.HashedMember(all[rng.IntN(len(all))]))
+	var out [][]byte
+	if h.n <= 1024 || count >= h.n/setLoadAllFactor {
+		if all := setSubs(c, key); len(all) > 0 {
+			out = make([][]byte, count)
+			for i := range out {
+				out[i] = all[rng.IntN(len(all))]
+			}
 		}
-		return
+	} else {
+		for range count {
+			sub := setRandomSub(c, key, rng, nil)
+			if sub == nil {
+				break
+			}
+			out = append(out, sub)
+		}
 	}
-	for range count {
-		c.W.Bulk(store.HashedMember(setRandomSub(c, key, rng, nil)))
+	c.W.ArrayLen(len(out))
+	for _, sub := range out {
+		c.W.Bulk(store.HashedMember(sub))
 	}
 }
 

@@ -660,6 +660,52 @@ func TestSets(t *testing.T) {
 		}
 	})
 
+	// Reads have no snapshot: random reads racing with writes that empty
+	// and refill the set must stay well formed (basalt only).
+	t.Run("ConcurrentReads", func(t *testing.T) {
+		d := p.diff(t)
+		w := testutil.Dial(t, p.basalt.Addr)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range 200 {
+				args := []string{"SADD", "r"}
+				for j := range 1 + i%1500 {
+					args = append(args, "m"+strconv.Itoa(j))
+				}
+				for _, cmd := range [][]string{args, {"SPOP", "r", "5"}, {"DEL", "r"}} {
+					if _, err := w.DoErr(cmd...); err != nil {
+						t.Errorf("%v: %v", cmd[0], err)
+						return
+					}
+				}
+			}
+		}()
+		counts := []string{"", "1", "3", "200", "-1", "-7", "-400", "2000", "-3000"}
+	loop:
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				break loop
+			default:
+			}
+			args := []string{"SRANDMEMBER", "r"}
+			if n := counts[i%len(counts)]; n != "" {
+				args = append(args, n)
+			}
+			r := d.Got.Do(args...)
+			switch {
+			case r.IsError():
+				t.Fatalf("%v: %v", args, r)
+			case len(args) == 2 && r.Kind != '$':
+				t.Fatalf("%v: %v", args, r)
+			case len(args) == 3 && r.Kind != '*':
+				t.Fatalf("%v: %v", args, r)
+			}
+		}
+		d.Do("PING")
+	})
+
 	t.Run("Generic", func(t *testing.T) {
 		d := p.diff(t)
 		d.Run(`
