@@ -215,7 +215,7 @@ func zsetLookup(c *Ctx, key []byte) (z *zset, wrong bool) {
 
 // score returns member's score.
 func (z *zset) score(member []byte) (float64, bool) {
-	if !z.exists {
+	if z.h.n == 0 { // missing, or new and still empty
 		return 0, false
 	}
 	v, ok := z.c.Tx.Member(z.key, zMemberSub(member))
@@ -283,7 +283,7 @@ type zentry struct {
 // each walks the score index within [from, to) (nil: unbounded), forward
 // or backward, until fn returns false.
 func (z *zset) each(from, to []byte, reverse bool, fn func(member []byte, score float64) bool) {
-	if !z.exists {
+	if z.h.n == 0 {
 		return
 	}
 	if from == nil {

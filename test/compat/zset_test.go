@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,10 @@ func TestZSet(t *testing.T) {
 			ZADD z INCR LT 0 a
 			ZADD z CH 5 a
 			ZRANGE z 0 -1 WITHSCORES
+			ZADD dup 1 a 2 a 3 a
+			ZADD dup CH 5 b 6 b 6 a
+			ZADD dup NX 7 c 8 c
+			ZRANGE dup 0 -1 WITHSCORES
 			ZADD missing XX 1 a
 			EXISTS missing
 			ZADD missing XX INCR 1 a
@@ -969,6 +974,142 @@ func TestZSet(t *testing.T) {
 		d.Do("MULTI")
 		d.Do("ZCARD", "z")
 		d.Do("EXEC")
+	})
+
+	t.Run("CommandInfo", func(t *testing.T) {
+		d := p.diff(t)
+		for _, name := range []string{"zadd", "zincrby", "zrem", "zcard", "zscore", "zmscore", "zrank", "zrevrank",
+			"zcount", "zlexcount", "zrange", "zrangestore", "zrangebyscore", "zrevrangebyscore", "zrangebylex",
+			"zrevrangebylex", "zrevrange", "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zpopmin",
+			"zpopmax", "zmpop", "zrandmember", "zunion", "zinter", "zdiff", "zunionstore", "zinterstore",
+			"zdiffstore", "zintercard", "zscan"} {
+			want, got := d.DoBoth("COMMAND", "INFO", name)
+			if len(want.Elems) != 1 || len(got.Elems) != 1 {
+				t.Fatalf("COMMAND INFO %s: want %v, got %v", name, want, got)
+			}
+			sameInfoEntry(t, want.Elems[0], got.Elems[0])
+			want, got = d.DoBoth("COMMAND", "DOCS", name)
+			if len(want.Elems) != 2 || len(got.Elems) != 2 {
+				t.Fatalf("COMMAND DOCS %s: want %v, got %v", name, want, got)
+			}
+			field := func(r testutil.Reply, k string) string {
+				for i := 0; i+1 < len(r.Elems); i += 2 {
+					if r.Elems[i].Str == k {
+						return r.Elems[i+1].String()
+					}
+				}
+				return ""
+			}
+			for _, k := range []string{"summary", "since", "group"} {
+				if w, g := field(want.Elems[1], k), field(got.Elems[1], k); w != g {
+					t.Errorf("COMMAND DOCS %s %s: want %s, got %s", name, k, w, g)
+				}
+			}
+		}
+		d.Run(`
+			COMMAND GETKEYS ZUNIONSTORE d 2 a b WEIGHTS 1 2
+			COMMAND GETKEYS ZINTER 3 a b c
+			COMMAND GETKEYS ZMPOP 2 a b MIN
+			COMMAND GETKEYS ZRANGESTORE d s 0 -1
+			COMMAND GETKEYS ZADD k 1 a
+		`)
+	})
+
+	t.Run("Random", func(t *testing.T) {
+		// Random commands on a small and a big (skiplist) set, with ties,
+		// infinities and -0 among the scores, compared reply by reply.
+		d := p.diff(t)
+		zsetFill(t, d, "big", "m", 150, 0.25)
+		rng := rand.New(rand.NewPCG(7, 9))
+		scores := []string{"0", "-0", "1", "1.5", "-2", "inf", "-inf", "3", "0.1", "1e20"}
+		bounds := []string{"-inf", "+inf", "0", "(0", "1", "(1.5", "3", "(3", "-2", "(-inf", "20", "(37.5"}
+		lex := []string{"-", "+", "[a", "(a", "[m1", "(m10", "[m2", "[c", "(zz", "[b"}
+		pick := func(l []string) string { return l[rng.IntN(len(l))] }
+		member := func() string {
+			if rng.IntN(2) == 0 {
+				return string(rune('a' + rng.IntN(6)))
+			}
+			return "m" + strconv.Itoa(rng.IntN(160))
+		}
+		for i := range 3000 {
+			key := "small"
+			if rng.IntN(2) == 0 {
+				key = "big"
+			}
+			if i == 1500 {
+				d.Proto(3)
+			}
+			var args []string
+			switch rng.IntN(16) {
+			case 0, 1:
+				args = []string{"ZADD", key}
+				for _, o := range []string{"NX", "XX", "GT", "LT", "CH"} {
+					if rng.IntN(6) == 0 {
+						args = append(args, o)
+					}
+				}
+				for range 1 + rng.IntN(3) {
+					args = append(args, pick(scores), member())
+				}
+			case 2:
+				args = []string{"ZINCRBY", key, pick(scores), member()}
+			case 3:
+				args = []string{"ZREM", key, member(), member()}
+			case 4:
+				args = []string{"ZRANGE", key, strconv.Itoa(rng.IntN(40) - 20), strconv.Itoa(rng.IntN(200) - 20), "WITHSCORES"}
+			case 5:
+				args = []string{"ZRANGE", key, pick(bounds), pick(bounds), "BYSCORE", "LIMIT", strconv.Itoa(rng.IntN(10) - 1), strconv.Itoa(rng.IntN(10) - 1), "WITHSCORES"}
+			case 6:
+				args = []string{"ZRANGE", key, pick(bounds), pick(bounds), "BYSCORE", "REV", "WITHSCORES"}
+			case 7:
+				args = []string{"ZRANK", key, member()}
+				if rng.IntN(2) == 0 {
+					args[0] = "ZREVRANK"
+				}
+			case 8:
+				args = []string{"ZCOUNT", key, pick(bounds), pick(bounds)}
+			case 9:
+				args = []string{"ZSCORE", key, member()}
+			case 10:
+				args = []string{"ZREMRANGEBYSCORE", key, pick(bounds), pick(bounds)}
+				if rng.IntN(4) != 0 {
+					args = []string{"ZRANGEBYSCORE", key, pick(bounds), pick(bounds), "WITHSCORES"}
+				}
+			case 11:
+				args = []string{"ZREMRANGEBYRANK", key, strconv.Itoa(rng.IntN(10)), strconv.Itoa(rng.IntN(10))}
+				if rng.IntN(4) != 0 {
+					args = []string{"ZREVRANGE", key, strconv.Itoa(rng.IntN(10)), strconv.Itoa(rng.IntN(200) - 50), "WITHSCORES"}
+				}
+			case 12:
+				args = []string{"ZPOPMIN", key}
+				if rng.IntN(2) == 0 {
+					args = []string{"ZPOPMAX", key, strconv.Itoa(rng.IntN(3))}
+				}
+			case 13:
+				args = []string{"ZUNION", "2", "small", "big", "WEIGHTS", pick(scores), pick(scores), "AGGREGATE", pick([]string{"SUM", "MIN", "MAX"}), "WITHSCORES"}
+			case 14:
+				args = []string{"ZINTERSTORE", "dst", "2", "big", "small", "WEIGHTS", pick(scores), pick(scores)}
+				if rng.IntN(2) == 0 {
+					args = []string{"ZDIFF", "2", key, "dst", "WITHSCORES"}
+				}
+			case 15:
+				// Lex ranges on a set of equal scores only: Redis's order
+				// is undefined otherwise.
+				args = []string{"ZRANGE", "lex", pick(lex), pick(lex), "BYLEX"}
+				if rng.IntN(3) == 0 {
+					args = append(args, "REV")
+				}
+				if rng.IntN(3) == 0 {
+					args = append(args, "LIMIT", strconv.Itoa(rng.IntN(5)), strconv.Itoa(rng.IntN(5)-1))
+				}
+				if rng.IntN(5) == 0 {
+					args = []string{"ZADD", "lex", "0", member()}
+				}
+			}
+			if !d.Do(args...) {
+				break
+			}
+		}
 	})
 
 	t.Run("Big", func(t *testing.T) {
