@@ -441,7 +441,9 @@ parsed:
 			member := c.Args[idx+2*j+1]
 			res, newScore := z.add(member, scores[j], flags)
 			if res == zaddNaN {
-				z.save() // the members added before the error stay
+				if added+updated > 0 {
+					z.save() // the members added before the error stay
+				}
 				c.W.Error(errZNaN)
 				return
 			}
@@ -456,7 +458,10 @@ parsed:
 				score = newScore
 			}
 		}
-		z.save()
+		// Only a change touches the key (WATCH), as in Redis.
+		if added+updated > 0 {
+			z.save()
+		}
 	}
 	switch {
 	case incr && processed > 0:

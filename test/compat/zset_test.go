@@ -974,6 +974,19 @@ func TestZSet(t *testing.T) {
 		d.Do("MULTI")
 		d.Do("ZCARD", "z")
 		d.Do("EXEC")
+		// Commands that change nothing do not touch the key.
+		for _, args := range [][]string{
+			{"ZADD", "z", "NX", "1", "a"}, {"ZADD", "z", "XX", "1", "nosuch"}, {"ZADD", "z", "GT", "-5", "a"},
+			{"ZINCRBY", "z", "0", "a"}, {"ZREM", "z", "nosuch"}, {"ZREMRANGEBYSCORE", "z", "100", "200"},
+			{"ZREMRANGEBYRANK", "z", "50", "60"}, {"ZREMRANGEBYLEX", "z", "[zz", "+"}, {"ZPOPMIN", "z", "0"},
+			{"ZRANGESTORE", "nosuch", "nosuch2", "0", "-1"},
+		} {
+			d.Do("WATCH", "z", "nosuch")
+			other.Do(args...)
+			d.Do("MULTI")
+			d.Do("ZCARD", "z")
+			d.Do("EXEC")
+		}
 	})
 
 	t.Run("CommandInfo", func(t *testing.T) {
