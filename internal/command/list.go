@@ -718,38 +718,49 @@ func listMove(tx *store.Tx, src, dst []byte, fromLeft, toLeft bool, w *resp.Writ
 
 // cmdLMPop is LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count].
 func cmdLMPop(c *Ctx) {
-	numkeys, ok := num.ParseInt(c.Args[1])
+	keys, left, count, ok := parseMPop(c, 1, "left", "right")
+	if ok && !listPopFirst(c.Tx, keys, left, count, c.W) {
+		c.W.NullArray()
+	}
+}
+
+// parseMPop reads "numkeys key... LEFT|RIGHT [COUNT n]" (or MIN|MAX: the
+// names of the two ends) starting at argument at, for LMPOP, BLMPOP, ZMPOP
+// and BZMPOP; it answers the errors itself. left is true for the first end.
+func parseMPop(c *Ctx, at int, first, second string) (keys [][]byte, left bool, count int64, ok bool) {
+	numkeys, ok := num.ParseInt(c.Args[at])
 	if !ok || numkeys <= 0 {
 		c.W.Error(errListNumkeys)
-		return
+		return nil, false, 0, false
 	}
-	if numkeys > int64(len(c.Args)-3) {
+	if numkeys > int64(len(c.Args)-at-2) {
 		c.W.Error(ErrSyntax)
-		return
+		return nil, false, 0, false
 	}
-	where := 2 + int(numkeys)
-	left, ok := parseListEnd(c.Args[where])
-	if !ok {
+	where := at + 1 + int(numkeys)
+	switch strings.ToLower(c.Arg(where)) {
+	case first:
+		left = true
+	case second:
+	default:
 		c.W.Error(ErrSyntax)
-		return
+		return nil, false, 0, false
 	}
-	count := int64(-1)
+	count = -1
 	for j := where + 1; j < len(c.Args); j++ {
 		if !strings.EqualFold(c.Arg(j), "count") || j+1 == len(c.Args) || count != -1 {
 			c.W.Error(ErrSyntax)
-			return
+			return nil, false, 0, false
 		}
 		j++
 		n, ok := num.ParseInt(c.Args[j])
 		if !ok || n <= 0 {
 			c.W.Error(errListMPopCount)
-			return
+			return nil, false, 0, false
 		}
 		count = n
 	}
-	if !listPopFirst(c.Tx, c.Args[2:where], left, max(count, 1), c.W) {
-		c.W.NullArray()
-	}
+	return c.Args[at+1 : where], left, max(count, 1), true
 }
 
 // listPopFirst pops from the first of keys that holds a list, at the head when

@@ -685,52 +685,10 @@ func ZPop(c *Ctx, keys [][]byte, max bool, count int64, emitKey, nested, nilWhen
 
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
 func cmdZMPop(c *Ctx) {
-	keys, max, count, ok := ParseZMPop(c, 1)
+	keys, min, count, ok := parseMPop(c, 1, "min", "max")
 	if ok {
-		ZPop(c, keys, max, count, true, true, true)
+		ZPop(c, keys, !min, count, true, true, true)
 	}
-}
-
-// ParseZMPop parses ZMPOP's arguments from numkeys at argument idx (2 for
-// BZMPOP, after the timeout), answering errors as Redis does.
-func ParseZMPop(c *Ctx, idx int) (keys [][]byte, max bool, count int64, ok bool) {
-	numKeys, ok := num.ParseInt(c.Args[idx])
-	if !ok || numKeys < 1 {
-		c.W.Error(errZNumKeysPos)
-		return nil, false, 0, false
-	}
-	where := int64(idx) + numKeys + 1
-	if where >= int64(len(c.Args)) {
-		c.W.Error(ErrSyntax)
-		return nil, false, 0, false
-	}
-	switch strings.ToLower(c.Arg(int(where))) {
-	case "min":
-	case "max":
-		max = true
-	default:
-		c.W.Error(ErrSyntax)
-		return nil, false, 0, false
-	}
-	count = -1
-	for j := int(where) + 1; j < len(c.Args); j++ {
-		if count == -1 && strings.EqualFold(c.Arg(j), "count") && j+1 < len(c.Args) {
-			j++
-			n, ok := num.ParseInt(c.Args[j])
-			if !ok || n < 1 {
-				c.W.Error(errZCountPos)
-				return nil, false, 0, false
-			}
-			count = n
-		} else {
-			c.W.Error(ErrSyntax)
-			return nil, false, 0, false
-		}
-	}
-	if count == -1 {
-		count = 1
-	}
-	return c.Args[idx+1 : where], max, count, true
 }
 
 // zrand is the randomness of ZRANDMEMBER: any source in a read view, the

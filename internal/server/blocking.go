@@ -2,13 +2,10 @@ package server
 
 import (
 	"errors"
-	"math"
 	"net"
-	"strconv"
-	"strings"
 	"time"
 
-	"basalt/internal/resp"
+	"basalt/internal/command"
 	"basalt/internal/shard"
 )
 
@@ -18,9 +15,11 @@ import (
 // goroutine waits for the reply, the timeout or the client's disconnect.
 func (c *Client) blockingCall(argv [][]byte) {
 	w := c.reply()
-	timeout, errMsg := blockTimeout(argv)
+	timeout, errMsg := command.ParseTimeout(command.TimeoutArg(argv))
 	if errMsg != "" {
-		w.Error(errMsg)
+		// Not blocking: the command answers the error, after the checks
+		// Redis makes before the timeout's.
+		c.propose(shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}})
 		return
 	}
 	p := getProposal(c.proto)
@@ -43,7 +42,7 @@ func (c *Client) blockingCall(argv [][]byte) {
 	case <-p.Done:
 	case <-expired:
 		if h.Cancel() {
-			timedOut(w, argv)
+			w.NullArray() // what Redis answers a timeout, whatever the command
 			return
 		}
 		<-p.Done
@@ -55,42 +54,6 @@ func (c *Client) blockingCall(argv [][]byte) {
 		<-p.Done
 	}
 	w.Raw(p.W.Bytes())
-}
-
-// timedOut writes what a blocking command answers when its time is up.
-func timedOut(w *resp.Writer, argv [][]byte) {
-	switch strings.ToLower(string(argv[0])) {
-	case "blmove", "brpoplpush":
-		w.Null()
-	default:
-		w.NullArray()
-	}
-}
-
-// blockTimeout reads the timeout argument (seconds, may be fractional; 0
-// waits forever), with Redis's errors.
-func blockTimeout(argv [][]byte) (time.Duration, string) {
-	arg := argv[len(argv)-1]
-	switch strings.ToLower(string(argv[0])) {
-	case "blmpop", "bzmpop":
-		arg = argv[1]
-	}
-	f, err := strconv.ParseFloat(string(arg), 64)
-	if err != nil || math.IsNaN(f) || strings.TrimSpace(string(arg)) != string(arg) {
-		return 0, "ERR timeout is not a float or out of range"
-	}
-	// As Redis: whole milliseconds, truncated (so 0.0001 waits forever).
-	ms := f * 1000
-	if ms >= math.MaxInt64-float64(time.Now().UnixMilli()) {
-		return 0, "ERR timeout is out of range"
-	}
-	if int64(ms) < 0 {
-		return 0, "ERR timeout is negative"
-	}
-	if ms > 1e12 { // over 30 years: as good as forever, and no overflow
-		return 0, ""
-	}
-	return time.Duration(int64(ms)) * time.Millisecond, ""
 }
 
 // watchDisconnect reports on gone if the client hangs up while blocked.

@@ -1,0 +1,218 @@
+package compat
+
+import (
+	"testing"
+	"time"
+
+	"basalt/internal/testutil"
+)
+
+// blocker is one client per server that sends a blocking command and reads
+// its reply later.
+type blocker struct{ want, got *testutil.Conn }
+
+func newBlocker(t *testing.T, p *pair) *blocker {
+	return &blocker{testutil.Dial(t, p.redis.Addr), testutil.Dial(t, p.basalt.Addr)}
+}
+
+func (b *blocker) send(args ...string) {
+	b.want.Send(testutil.Command(args...))
+	b.got.Send(testutil.Command(args...))
+}
+
+// expect reads the reply of the blocked command on both servers and checks
+// they agree.
+func (b *blocker) expect(t *testing.T, what string) {
+	t.Helper()
+	w, g := b.want.Read(), b.got.Read()
+	if w.String() != g.String() {
+		t.Errorf("%s: redis %v, basalt %v", what, w, g)
+	}
+}
+
+// settle gives blocked commands time to reach both servers and block.
+func settle() { time.Sleep(100 * time.Millisecond) }
+
+func TestBlocking(t *testing.T) {
+	p := newPair(t)
+
+	t.Run("Immediate", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			RPUSH l a b c
+			BLPOP l 0
+			BRPOP l 0
+			BLPOP missing l 1
+			BLPOP missing 0.05
+			BRPOPLPUSH missing dst 0.05
+			BLMOVE missing dst LEFT RIGHT 0.05
+			BLMPOP 0.05 1 missing LEFT
+			RPUSH l w x y z
+			BLMPOP 0 2 missing l RIGHT COUNT 2
+			BLMOVE l dst LEFT RIGHT 0
+			BRPOPLPUSH l dst 0
+			LRANGE dst 0 -1
+			SET s str
+			BLPOP s 0
+			BLPOP missing s 0
+			BLPOP l -1
+			BLPOP l abc
+			BLPOP l 1e30
+			BLMOVE l dst UP RIGHT -1
+			BLMPOP 0 0 l LEFT
+			BLMPOP x 1 l LEFT
+			BLMPOP -1 1 l MIDDLE
+			BLMPOP 0 1 l LEFT COUNT 0
+		`)
+		d.Proto(3)
+		d.Run(`
+			BLPOP missing 0.05
+			BLMOVE missing dst LEFT RIGHT 0.05
+			RPUSH l a
+			BLPOP l 0
+		`)
+	})
+
+	t.Run("SortedSets", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			ZADD z 1 a 2 b 3 c
+			BZPOPMIN z 0
+			BZPOPMAX missing z 0
+			BZMPOP 0 1 z MIN COUNT 5
+			BZPOPMIN z 0.05
+			BZMPOP 0.05 2 z y MAX
+			BZPOPMIN z -1
+			BZMPOP 0 1 z LEFT
+			SET s x
+			BZPOPMIN s 0
+			MULTI
+			BZPOPMIN z 0
+			BZMPOP 0 1 z MIN
+			EXEC
+		`)
+		d.Proto(3)
+		d.Run(`
+			ZADD z 1 a
+			BZPOPMIN z 0
+			BZPOPMIN z 0.05
+		`)
+		d.Proto(2)
+		b := newBlocker(t, p)
+		b.send("BZPOPMAX", "z1", "z2", "0")
+		settle()
+		d.Do("ZADD", "z2", "5", "five", "6", "six")
+		b.expect(t, "BZPOPMAX woken by ZADD")
+		b.send("BZMPOP", "0", "1", "z3", "MIN", "COUNT", "2")
+		settle()
+		d.Do("ZADD", "z3", "1", "one", "2", "two", "3", "three")
+		b.expect(t, "BZMPOP woken by ZADD")
+		d.Do("ZRANGE", "z3", "0", "-1", "WITHSCORES")
+	})
+
+	t.Run("InsideMulti", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			MULTI
+			BLPOP missing 0
+			BLMOVE missing dst LEFT LEFT 0
+			BLMPOP 0 1 missing LEFT
+			RPUSH l v
+			BLPOP l 0
+			BLPOP l -1
+			EXEC
+		`)
+	})
+
+	t.Run("WokenByPush", func(t *testing.T) {
+		d := p.diff(t)
+		b := newBlocker(t, p)
+		b.send("BLPOP", "k1", "k2", "0")
+		settle()
+		d.Do("RPUSH", "k2", "v")
+		b.expect(t, "BLPOP woken by RPUSH")
+		d.Do("EXISTS", "k2")
+
+		b.send("BLMOVE", "src", "dst", "RIGHT", "LEFT", "0")
+		settle()
+		d.Do("LPUSH", "src", "a", "b")
+		b.expect(t, "BLMOVE woken by LPUSH")
+		d.Do("LRANGE", "src", "0", "-1")
+		d.Do("LRANGE", "dst", "0", "-1")
+
+		b.send("BLMPOP", "0", "1", "m", "LEFT", "COUNT", "5")
+		settle()
+		d.Do("RPUSH", "m", "1", "2", "3")
+		b.expect(t, "BLMPOP woken by RPUSH")
+	})
+
+	// The first client blocked is the first served, one element each.
+	t.Run("FirstBlockedFirstServed", func(t *testing.T) {
+		d := p.diff(t)
+		var bs []*blocker
+		for range 3 {
+			b := newBlocker(t, p)
+			b.send("BLPOP", "q", "0")
+			settle()
+			bs = append(bs, b)
+		}
+		d.Do("RPUSH", "q", "1", "2", "3", "4")
+		for i, b := range bs {
+			b.expect(t, "waiter "+string(rune('A'+i)))
+		}
+		d.Do("LRANGE", "q", "0", "-1")
+	})
+
+	t.Run("ServedByMultiExec", func(t *testing.T) {
+		d := p.diff(t)
+		b := newBlocker(t, p)
+		b.send("BRPOP", "q", "0")
+		settle()
+		d.Run(`
+			MULTI
+			RPUSH q a
+			RPUSH q b
+			EXEC
+		`)
+		b.expect(t, "BRPOP woken by EXEC")
+		d.Do("LRANGE", "q", "0", "-1")
+	})
+
+	t.Run("Timeout", func(t *testing.T) {
+		b := newBlocker(t, p)
+		start := time.Now()
+		b.send("BLPOP", "never", "0.2")
+		b.expect(t, "BLPOP timeout")
+		if el := time.Since(start); el < 150*time.Millisecond || el > 2*time.Second {
+			t.Errorf("BLPOP 0.2 took %v", el)
+		}
+		b.send("BRPOPLPUSH", "never", "dst", "0.1")
+		b.expect(t, "BRPOPLPUSH timeout")
+	})
+
+	// A client that hangs up while blocked takes nothing.
+	t.Run("DisconnectWhileBlocked", func(t *testing.T) {
+		d := p.diff(t)
+		b := newBlocker(t, p)
+		b.send("BLPOP", "gone", "0")
+		settle()
+		b.want.Close()
+		b.got.Close()
+		settle()
+		d.Do("RPUSH", "gone", "v")
+		d.Do("LRANGE", "gone", "0", "-1")
+	})
+
+	// A write that doesn't bring data (DEL, a string) doesn't serve.
+	t.Run("WrongWakeups", func(t *testing.T) {
+		d := p.diff(t)
+		b := newBlocker(t, p)
+		b.send("BLPOP", "w", "0")
+		settle()
+		d.Do("DEL", "w")
+		d.Do("LPUSH", "other", "x")
+		settle()
+		d.Do("RPUSH", "w", "finally")
+		b.expect(t, "BLPOP after unrelated writes")
+	})
+}
