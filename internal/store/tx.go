@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 
@@ -36,6 +37,13 @@ type Tx struct {
 	Touched    func(db int, key []byte)
 	TouchedDBs func(a, b int)
 	scratch    []byte
+
+	// The metadata entry last read or written (its Pebble key and stored
+	// value), so that a command's lookup followed by its write costs one
+	// Pebble read, not two.
+	lastKey   []byte
+	lastValue []byte
+	lastFound bool
 }
 
 // ReadTx returns a read view of applied state in logical database db at now.
@@ -153,7 +161,15 @@ func (t *Tx) get(k []byte) ([]byte, bool) {
 // rawMeta returns a key's stored metadata whether or not it has expired.
 func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 	t.scratch = MetaKey(t.scratch[:0], t.phys(), key)
-	v, ok := t.get(t.scratch)
+	var v []byte
+	var ok bool
+	if t.lastKey != nil && bytes.Equal(t.scratch, t.lastKey) {
+		// A copy: callers may edit the body they get.
+		v, ok = append([]byte(nil), t.lastValue...), t.lastFound
+	} else {
+		v, ok = t.get(t.scratch)
+		t.remember(t.scratch, v, ok)
+	}
 	if !ok {
 		return Meta{}, false
 	}
@@ -162,6 +178,13 @@ func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 		panic(err)
 	}
 	return m, true
+}
+
+// remember notes the metadata entry last read or written.
+func (t *Tx) remember(mk, value []byte, found bool) {
+	t.lastKey = append(t.lastKey[:0], mk...)
+	t.lastValue = append(t.lastValue[:0], value...)
+	t.lastFound = found
 }
 
 // Lookup returns a live key's metadata. An expired key does not exist; in
@@ -221,7 +244,10 @@ func (t *Tx) Put(key []byte, m Meta) {
 	if m.ExpireAt != 0 && (!existed || old.ExpireAt != m.ExpireAt) {
 		t.b.Set(expiryKey(nil, phys, m.ExpireAt, key), nil, nil)
 	}
-	t.b.Set(MetaKey(nil, phys, key), m.encode(make([]byte, 0, metaHeader+len(m.Body))), nil)
+	mk := MetaKey(nil, phys, key)
+	enc := m.encode(make([]byte, 0, metaHeader+len(m.Body)))
+	t.b.Set(mk, enc, nil)
+	t.remember(mk, enc, true)
 	t.touch(t.DB, key)
 }
 
@@ -238,7 +264,9 @@ func (t *Tx) Delete(key []byte) bool {
 
 func (t *Tx) remove(key []byte, m Meta) {
 	phys := t.phys()
-	t.b.Delete(MetaKey(nil, phys, key), nil)
+	mk := MetaKey(nil, phys, key)
+	t.b.Delete(mk, nil)
+	t.remember(mk, nil, false)
 	if m.ExpireAt != 0 {
 		t.b.Delete(expiryKey(nil, phys, m.ExpireAt, key), nil)
 		t.expiresDelta[phys]--
@@ -390,6 +418,7 @@ func (t *Tx) Flush(db int) {
 		t.TouchedDBs(db, db)
 	}
 	phys := t.dbMap[db]
+	t.lastKey = nil
 	for _, p := range []byte{prefixMeta, prefixMember, prefixExpiry} {
 		lo, hi := dbSpan(p, phys)
 		t.b.DeleteRange(lo, hi, nil)
