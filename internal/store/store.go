@@ -24,6 +24,7 @@ type Store struct {
 	counts  []atomic.Int64 // keys per physical database
 	expires []atomic.Int64 // keys with an expiry per physical database
 	access  accessClock
+	cache   *metaCache
 }
 
 // Options configure Open.
@@ -64,7 +65,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases)}
+	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases), cache: newMetaCache()}
 	m := make([]int, o.Databases)
 	for i := range m {
 		m[i] = i

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 
@@ -38,12 +37,11 @@ type Tx struct {
 	TouchedDBs func(a, b int)
 	scratch    []byte
 
-	// The metadata entry last read or written (its Pebble key and stored
-	// value), so that a command's lookup followed by its write costs one
-	// Pebble read, not two.
-	lastKey   []byte
-	lastValue []byte
-	lastFound bool
+	// written holds the metadata entries this batch wrote, by Pebble key;
+	// they go to the store's cache once committed. flushed says a range
+	// deletion (FLUSHDB) made the cache stale for this batch.
+	written map[string]cacheEntry
+	flushed bool
 }
 
 // ReadTx returns a read view of applied state in logical database db at now.
@@ -63,7 +61,8 @@ func (s *Store) WriteTx() *Tx {
 	b := s.pdb.NewIndexedBatch()
 	m := append([]int(nil), *s.dbMap.Load()...) // Swap edits the copy
 	n := len(s.counts)
-	return &Tx{st: s, r: b, b: b, dbMap: m, countDelta: make([]int64, n), expiresDelta: make([]int64, n)}
+	return &Tx{st: s, r: b, b: b, dbMap: m, countDelta: make([]int64, n), expiresDelta: make([]int64, n),
+		written: map[string]cacheEntry{}}
 }
 
 // Close releases a read Tx's snapshot or a write Tx's uncommitted batch.
@@ -114,6 +113,12 @@ func (t *Tx) Commit(sync bool) error {
 		m := append([]int(nil), t.dbMap...)
 		t.st.dbMap.Store(&m)
 	}
+	if t.flushed {
+		t.st.cache.clear()
+	}
+	for mk, e := range t.written {
+		t.st.cache.set([]byte(mk), e.value, e.found)
+	}
 	t.b.Close()
 	t.b = nil
 	return nil
@@ -159,16 +164,22 @@ func (t *Tx) get(k []byte) ([]byte, bool) {
 }
 
 // rawMeta returns a key's stored metadata whether or not it has expired.
+// It looks in this batch's writes, then the cache, then Pebble. A snapshot
+// read skips the cache, which may be newer than the snapshot.
 func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 	t.scratch = MetaKey(t.scratch[:0], t.phys(), key)
+	mk := t.scratch
 	var v []byte
 	var ok bool
-	if t.lastKey != nil && bytes.Equal(t.scratch, t.lastKey) {
-		// A copy: callers may edit the body they get.
-		v, ok = append([]byte(nil), t.lastValue...), t.lastFound
+	if e, hit := t.written[string(mk)]; hit {
+		v, ok = append([]byte(nil), e.value...), e.found // callers may edit the body
+	} else if t.snap != nil || t.flushed {
+		v, ok = t.get(mk)
+	} else if e, hit, version := t.st.cache.get(mk); hit {
+		v, ok = append([]byte(nil), e.value...), e.found
 	} else {
-		v, ok = t.get(t.scratch)
-		t.remember(t.scratch, v, ok)
+		v, ok = t.get(mk)
+		t.st.cache.fill(mk, v, ok, version)
 	}
 	if !ok {
 		return Meta{}, false
@@ -178,13 +189,6 @@ func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 		panic(err)
 	}
 	return m, true
-}
-
-// remember notes the metadata entry last read or written.
-func (t *Tx) remember(mk, value []byte, found bool) {
-	t.lastKey = append(t.lastKey[:0], mk...)
-	t.lastValue = append(t.lastValue[:0], value...)
-	t.lastFound = found
 }
 
 // Lookup returns a live key's metadata. An expired key does not exist; in
@@ -247,7 +251,7 @@ func (t *Tx) Put(key []byte, m Meta) {
 	mk := MetaKey(nil, phys, key)
 	enc := m.encode(make([]byte, 0, metaHeader+len(m.Body)))
 	t.b.Set(mk, enc, nil)
-	t.remember(mk, enc, true)
+	t.written[string(mk)] = cacheEntry{value: enc, found: true}
 	t.touch(t.DB, key)
 }
 
@@ -266,7 +270,7 @@ func (t *Tx) remove(key []byte, m Meta) {
 	phys := t.phys()
 	mk := MetaKey(nil, phys, key)
 	t.b.Delete(mk, nil)
-	t.remember(mk, nil, false)
+	t.written[string(mk)] = cacheEntry{}
 	if m.ExpireAt != 0 {
 		t.b.Delete(expiryKey(nil, phys, m.ExpireAt, key), nil)
 		t.expiresDelta[phys]--
@@ -418,7 +422,8 @@ func (t *Tx) Flush(db int) {
 		t.TouchedDBs(db, db)
 	}
 	phys := t.dbMap[db]
-	t.lastKey = nil
+	t.flushed = true
+	clear(t.written) // the range deletion below covers them
 	for _, p := range []byte{prefixMeta, prefixMember, prefixExpiry} {
 		lo, hi := dbSpan(p, phys)
 		t.b.DeleteRange(lo, hi, nil)

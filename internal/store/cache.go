@@ -1,0 +1,113 @@
+package store
+
+import (
+	"hash/maphash"
+	"sync"
+)
+
+// metaCache keeps recently used metadata entries (for strings: the value)
+// in memory, so that the common GET and SET don't search Pebble's memtables
+// and levels. Pebble stays the truth: the cache only holds what was
+// committed, and the apply loop, the only writer, updates it after each
+// commit.
+//
+// A reader that misses reads Pebble and then fills the cache, unless the
+// apply loop changed that part of the cache meanwhile (its version moved):
+// otherwise the reader could put back a value older than a commit.
+type metaCache struct {
+	shards [cacheShards]cacheShard
+	seed   maphash.Seed
+}
+
+const (
+	cacheShards      = 64
+	cacheShardLimit  = 1 << 14 // entries per shard: a million in all
+	cacheValueLimit  = 512     // larger entries are left to the block cache
+	cacheEvictAtOnce = 64
+)
+
+type cacheShard struct {
+	mu      sync.Mutex
+	m       map[string]cacheEntry
+	version uint64
+}
+
+type cacheEntry struct {
+	value []byte // the stored metadata value
+	found bool   // false: the key does not exist
+}
+
+func newMetaCache() *metaCache {
+	c := &metaCache{seed: maphash.MakeSeed()}
+	for i := range c.shards {
+		c.shards[i].m = map[string]cacheEntry{}
+	}
+	return c
+}
+
+func (c *metaCache) shard(mk []byte) *cacheShard {
+	return &c.shards[maphash.Bytes(c.seed, mk)%cacheShards]
+}
+
+// get returns the cached entry for a metadata key and its shard's version
+// (for fill after a miss).
+func (c *metaCache) get(mk []byte) (e cacheEntry, hit bool, version uint64) {
+	s := c.shard(mk)
+	s.mu.Lock()
+	e, hit = s.m[string(mk)]
+	version = s.version
+	s.mu.Unlock()
+	return e, hit, version
+}
+
+// fill caches what a reader found in Pebble if nothing changed since it
+// looked (version).
+func (c *metaCache) fill(mk, value []byte, found bool, version uint64) {
+	if len(value) > cacheValueLimit {
+		return
+	}
+	s := c.shard(mk)
+	s.mu.Lock()
+	if s.version == version {
+		s.put(mk, value, found)
+	}
+	s.mu.Unlock()
+}
+
+// set records a committed write (found false: a deletion).
+func (c *metaCache) set(mk, value []byte, found bool) {
+	s := c.shard(mk)
+	s.mu.Lock()
+	s.version++
+	if len(value) > cacheValueLimit {
+		delete(s.m, string(mk))
+	} else {
+		s.put(mk, value, found)
+	}
+	s.mu.Unlock()
+}
+
+func (s *cacheShard) put(mk, value []byte, found bool) {
+	if len(s.m) >= cacheShardLimit {
+		// Map iteration starts at a random place: random eviction.
+		n := 0
+		for k := range s.m {
+			delete(s.m, k)
+			if n++; n == cacheEvictAtOnce {
+				break
+			}
+		}
+	}
+	s.m[string(mk)] = cacheEntry{value: append([]byte(nil), value...), found: found}
+}
+
+// clear empties the cache (after FLUSHDB and FLUSHALL).
+func (c *metaCache) clear() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		s.version++
+		clear(s.m)
+		s.mu.Unlock()
+	}
+}
