@@ -1,7 +1,6 @@
 package command
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -13,7 +12,7 @@ import (
 )
 
 // Hash commands (t_hash.c in Redis). A hash is a metadata entry whose body
-// is hashHeader, and one member entry per field: store.HashedSub(field) ->
+// is sizeHeader, and one member entry per field: store.HashedSub(field) ->
 // value. HGET and HSET touch one member; HLEN reads only the header.
 func init() {
 	wf := []string{"write", "hash", "fast"}
@@ -62,31 +61,9 @@ const (
 	errOutOfRange = "ERR value is out of range"
 )
 
-// hashHeader is a hash's metadata body: its field count, and whether Redis
-// would have converted it to a hash table (a field or value longer than
-// hashMaxListpackValue, or more than hashMaxListpackEntries fields, at any
-// time: the conversion is one way). The flag decides OBJECT ENCODING and
-// whether HSCAN returns everything at once, as Redis does for a listpack.
-type hashHeader struct {
-	n   int64
-	big bool
-}
-
-func decodeHashHeader(b []byte) hashHeader {
-	return hashHeader{n: int64(binary.BigEndian.Uint64(b)), big: b[8] != 0}
-}
-
-func (h hashHeader) encode() []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 9), uint64(h.n))
-	if h.big {
-		return append(b, 1)
-	}
-	return append(b, 0)
-}
-
 // hashEncoding is OBJECT ENCODING for a hash.
 func hashEncoding(m store.Meta) string {
-	if decodeHashHeader(m.Body).big {
+	if decodeSizeHeader(m.Body).big {
 		return "hashtable"
 	}
 	return "listpack"
@@ -98,7 +75,7 @@ type hashWriter struct {
 	c   *Ctx
 	key []byte
 	m   store.Meta
-	h   hashHeader
+	h   sizeHeader
 	sub []byte
 }
 
@@ -112,7 +89,7 @@ func hashForWrite(c *Ctx, key []byte) (*hashWriter, bool) {
 	}
 	w := &hashWriter{c: c, key: key}
 	if ok {
-		w.m, w.h = m, decodeHashHeader(m.Body)
+		w.m, w.h = m, decodeSizeHeader(m.Body)
 	} else {
 		w.m = store.Meta{Type: store.TypeHash}
 	}
@@ -322,7 +299,7 @@ func cmdHExists(c *Ctx) {
 
 func cmdHLen(c *Ctx) {
 	if m, ok := hashRead(c, func() { c.W.Int(0) }); ok {
-		c.W.Int(decodeHashHeader(m.Body).n)
+		c.W.Int(decodeSizeHeader(m.Body).n)
 	}
 }
 
@@ -467,7 +444,7 @@ func cmdHRandField(c *Ctx) {
 	if !ok {
 		return
 	}
-	size := decodeHashHeader(m.Body).n
+	size := decodeSizeHeader(m.Body).n
 	count, distinct := l, true
 	if l < 0 {
 		count, distinct = -l, false
@@ -571,41 +548,15 @@ func cmdHScan(c *Ctx) {
 		c.W.Error(errCursor)
 		return
 	}
-	emptyScan := func() {
-		c.W.ArrayLen(2)
-		c.W.BulkString("0")
-		c.W.ArrayLen(0)
-	}
-	m, ok := hashRead(c, emptyScan)
+	m, ok := hashRead(c, func() { emptyScan(c) })
 	if !ok {
 		return
 	}
-	count := int64(10)
-	var pat []byte
-	for i := 3; i < len(c.Args); i += 2 {
-		opt := strings.ToLower(c.Arg(i))
-		switch {
-		case opt == "count" && i+1 < len(c.Args):
-			n, ok := num.ParseInt(c.Args[i+1])
-			if !ok {
-				c.W.Error(ErrNotInt)
-				return
-			}
-			if n < 1 {
-				c.W.Error(ErrSyntax)
-				return
-			}
-			count = n
-		case opt == "match" && i+1 < len(c.Args):
-			pat = c.Args[i+1]
-			if string(pat) == "*" {
-				pat = nil
-			}
-		default:
-			c.W.Error(ErrSyntax)
-			return
-		}
+	o, ok := parseScanOptions(c, 3, false)
+	if !ok {
+		return
 	}
+	count, pat := o.count, o.pat
 	var out [][]byte
 	visit := func(sub, v []byte) {
 		f := store.HashedMember(sub)
@@ -615,7 +566,7 @@ func cmdHScan(c *Ctx) {
 		out = append(out, append([]byte(nil), f...), append([]byte(nil), v...))
 	}
 	next := uint64(0)
-	if !decodeHashHeader(m.Body).big {
+	if !decodeSizeHeader(m.Body).big {
 		c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
 			visit(sub, v)
 			return true

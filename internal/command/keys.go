@@ -407,38 +407,11 @@ func cmdScan(c *Ctx) {
 		c.W.Error(errCursor)
 		return
 	}
-	count := int64(10)
-	var pat, typ []byte
-	for i := 2; i < len(c.Args); i += 2 {
-		opt := strings.ToLower(c.Arg(i))
-		if i+1 >= len(c.Args) {
-			c.W.Error(ErrSyntax)
-			return
-		}
-		switch opt {
-		case "count":
-			n, ok := num.ParseInt(c.Args[i+1])
-			if !ok {
-				c.W.Error(ErrNotInt)
-				return
-			}
-			if n < 1 {
-				c.W.Error(ErrSyntax)
-				return
-			}
-			count = n
-		case "match":
-			pat = c.Args[i+1]
-			if string(pat) == "*" {
-				pat = nil // matches everything, the empty key included
-			}
-		case "type":
-			typ = c.Args[i+1]
-		default:
-			c.W.Error(ErrSyntax)
-			return
-		}
+	o, ok := parseScanOptions(c, 2, true)
+	if !ok {
+		return
 	}
+	count, pat, typ := o.count, o.pat, o.typ
 	var out [][]byte
 	next := c.Tx.Scan(cursor, int(min(count, math.MaxInt32)), func(key []byte, m store.Meta) {
 		if pat != nil && !glob.Match(pat, key, false) {

@@ -2,7 +2,6 @@ package command
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,7 +14,7 @@ import (
 )
 
 // Set commands (t_set.c in Redis). A set is a metadata entry whose body is
-// setHeader, and one member entry per element: store.HashedSub(member) ->
+// sizeHeader, and one member entry per element: store.HashedSub(member) ->
 // empty. SISMEMBER is one Pebble read, SCARD reads only the header, and the
 // hash order gives SSCAN a stable cursor and SPOP/SRANDMEMBER a random
 // position to start from.
@@ -83,34 +82,13 @@ const (
 	setLoadAllFactor = 4 // pick random members from a full load when count*4 >= size
 )
 
-// setHeader is a set's metadata body: its member count, and whether Redis
-// would hold it as a hash table rather than an intset (a member that is not
-// a canonical integer, or more than setMaxIntsetEntries members, at any
-// time: Redis never converts back). The flag decides OBJECT ENCODING and
-// whether SSCAN returns everything at once, as Redis does for an intset.
-type setHeader struct {
-	n  int64
-	ht bool
-}
-
-func decodeSetHeader(b []byte) setHeader {
-	return setHeader{n: int64(binary.BigEndian.Uint64(b)), ht: b[8] != 0}
-}
-
-func (h setHeader) encode() []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 9), uint64(h.n))
-	if h.ht {
-		return append(b, 1)
-	}
-	return append(b, 0)
-}
-
-// added accounts for a new member, converting to a hash table as Redis's
-// setTypeAdd does.
-func (h *setHeader) added(member []byte) {
+// setAdded accounts for a new member, converting to a hash table (big) as
+// Redis's setTypeAdd does: a member that is not a canonical integer, or more
+// than setMaxIntsetEntries members, leaves the intset for good.
+func setAdded(h *sizeHeader, member []byte) {
 	h.n++
-	if !h.ht && (!setIsInt(member) || h.n > setMaxIntsetEntries) {
-		h.ht = true
+	if !h.big && (!setIsInt(member) || h.n > setMaxIntsetEntries) {
+		h.big = true
 	}
 }
 
@@ -123,7 +101,7 @@ func setIsInt(member []byte) bool {
 
 // setEncoding is OBJECT ENCODING for a set.
 func setEncoding(m store.Meta) string {
-	if decodeSetHeader(m.Body).ht {
+	if decodeSizeHeader(m.Body).big {
 		return "hashtable"
 	}
 	return "intset"
@@ -131,17 +109,17 @@ func setEncoding(m store.Meta) string {
 
 // setLookup returns key's set and header; a key of another type is answered
 // with WRONGTYPE.
-func setLookup(c *Ctx, key []byte) (m store.Meta, h setHeader, ok, wrong bool) {
+func setLookup(c *Ctx, key []byte) (m store.Meta, h sizeHeader, ok, wrong bool) {
 	m, ok, wrong = c.Lookup(key, store.TypeSet)
 	if ok {
-		h = decodeSetHeader(m.Body)
+		h = decodeSizeHeader(m.Body)
 	}
 	return m, h, ok, wrong
 }
 
 // setSave writes the header back after members changed, deleting the key
 // when the set is empty (Redis keeps no empty collection). The expiry stays.
-func setSave(c *Ctx, key []byte, m store.Meta, h setHeader) {
+func setSave(c *Ctx, key []byte, m store.Meta, h sizeHeader) {
 	if h.n == 0 {
 		c.Tx.Delete(key)
 		return
@@ -150,18 +128,18 @@ func setSave(c *Ctx, key []byte, m store.Meta, h setHeader) {
 }
 
 // setAdd adds member and reports whether it was new.
-func setAdd(c *Ctx, key, member []byte, h *setHeader) bool {
+func setAdd(c *Ctx, key, member []byte, h *sizeHeader) bool {
 	sub := store.HashedSub(nil, member)
 	if _, ok := c.Tx.Member(key, sub); ok {
 		return false
 	}
 	c.Tx.SetMember(key, sub, nil)
-	h.added(member)
+	setAdded(h, member)
 	return true
 }
 
 // setRemove removes member and reports whether it was there.
-func setRemove(c *Ctx, key, member []byte, h *setHeader) bool {
+func setRemove(c *Ctx, key, member []byte, h *sizeHeader) bool {
 	sub := store.HashedSub(nil, member)
 	if _, ok := c.Tx.Member(key, sub); !ok {
 		return false
@@ -188,13 +166,13 @@ func setSubs(c *Ctx, key []byte) [][]byte {
 
 // setMembersOf returns all members; an intset's in numeric order, as Redis
 // lists them.
-func setMembersOf(c *Ctx, key []byte, h setHeader) [][]byte {
+func setMembersOf(c *Ctx, key []byte, h sizeHeader) [][]byte {
 	subs := setSubs(c, key)
 	out := make([][]byte, len(subs))
 	for i, s := range subs {
 		out[i] = store.HashedMember(s)
 	}
-	if !h.ht {
+	if !h.big {
 		slices.SortFunc(out, func(a, b []byte) int {
 			x, _ := num.ParseInt(a)
 			y, _ := num.ParseInt(b)
@@ -288,7 +266,7 @@ func cmdSAdd(c *Ctx) {
 	}
 	if !ok {
 		// Redis creates an intset when the first member is an integer.
-		h = setHeader{ht: !setIsInt(c.Args[2])}
+		h = sizeHeader{big: !setIsInt(c.Args[2])}
 	}
 	added := int64(0)
 	for _, member := range c.Args[2:] {
@@ -439,10 +417,10 @@ func spopCount(c *Ctx) {
 	// 3"), which is an intset again if they fit one. That path always
 	// loaded the whole set here, so rest is known.
 	if h.n*5 <= count && rest != nil {
-		h.ht = h.n > setMaxIntsetEntries
+		h.big = h.n > setMaxIntsetEntries
 		for _, sub := range rest {
 			if !setIsInt(store.HashedMember(sub)) {
-				h.ht = true
+				h.big = true
 				break
 			}
 		}
@@ -562,15 +540,15 @@ func cmdSMove(c *Ctx) {
 		}
 		return
 	}
-	sh := decodeSetHeader(sm.Body)
+	sh := decodeSizeHeader(sm.Body)
 	if !setRemove(c, src, member, &sh) {
 		c.W.Int(0)
 		return
 	}
 	setSave(c, src, sm, sh)
-	dh := setHeader{ht: !setIsInt(member)}
+	dh := sizeHeader{big: !setIsInt(member)}
 	if dok {
-		dh = decodeSetHeader(dm.Body)
+		dh = decodeSizeHeader(dm.Body)
 	}
 	if setAdd(c, dst, member, &dh) {
 		setSave(c, dst, dm, dh)
@@ -779,10 +757,10 @@ func setStore(c *Ctx, dst []byte, members [][]byte) int64 {
 	if len(members) == 0 {
 		return 0
 	}
-	h := setHeader{n: int64(len(members)), ht: len(members) > setMaxIntsetEntries}
+	h := sizeHeader{n: int64(len(members)), big: len(members) > setMaxIntsetEntries}
 	for _, m := range members {
-		if !h.ht && !setIsInt(m) {
-			h.ht = true
+		if !h.big && !setIsInt(m) {
+			h.big = true
 		}
 	}
 	c.Tx.Put(dst, store.Meta{Type: store.TypeSet, Body: h.encode()})
@@ -807,40 +785,14 @@ func cmdSScan(c *Ctx) {
 	case wrong:
 		return
 	case !ok:
-		c.W.ArrayLen(2)
-		c.W.BulkString("0")
-		c.W.ArrayLen(0)
+		emptyScan(c)
 		return
 	}
-	count := int64(10)
-	var pat []byte
-	for i := 3; i < len(c.Args); i += 2 {
-		if i+1 >= len(c.Args) {
-			c.W.Error(ErrSyntax)
-			return
-		}
-		switch strings.ToLower(c.Arg(i)) {
-		case "count":
-			n, ok := num.ParseInt(c.Args[i+1])
-			if !ok {
-				c.W.Error(ErrNotInt)
-				return
-			}
-			if n < 1 {
-				c.W.Error(ErrSyntax)
-				return
-			}
-			count = n
-		case "match":
-			pat = c.Args[i+1]
-			if string(pat) == "*" {
-				pat = nil
-			}
-		default:
-			c.W.Error(ErrSyntax)
-			return
-		}
+	o, ok := parseScanOptions(c, 3, false)
+	if !ok {
+		return
 	}
+	count, pat := o.count, o.pat
 	var out [][]byte
 	add := func(member []byte) {
 		if pat == nil || glob.Match(pat, member, false) {
@@ -848,7 +800,7 @@ func cmdSScan(c *Ctx) {
 		}
 	}
 	next := uint64(0)
-	if !h.ht {
+	if !h.big {
 		for _, m := range setMembersOf(c, key, h) {
 			add(m)
 		}

@@ -113,28 +113,9 @@ const (
 	errZRandOutRange = "ERR value is out of range"
 )
 
-// zsetHeader is a sorted set's metadata body: the member count and whether
-// Redis would hold it as a skiplist (big) rather than a listpack.
-type zsetHeader struct {
-	n   int64
-	big bool
-}
-
-func decodeZsetHeader(b []byte) zsetHeader {
-	return zsetHeader{n: int64(binary.BigEndian.Uint64(b)), big: b[8] != 0}
-}
-
-func (h zsetHeader) encode() []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 9), uint64(h.n))
-	if h.big {
-		return append(b, 1)
-	}
-	return append(b, 0)
-}
-
 // zsetEncoding is OBJECT ENCODING for a sorted set.
 func zsetEncoding(m store.Meta) string {
-	if decodeZsetHeader(m.Body).big {
+	if decodeSizeHeader(m.Body).big {
 		return "skiplist"
 	}
 	return "listpack"
@@ -195,7 +176,7 @@ type zset struct {
 	c      *Ctx
 	key    []byte
 	meta   store.Meta
-	h      zsetHeader
+	h      sizeHeader
 	exists bool
 }
 
@@ -208,7 +189,7 @@ func zsetLookup(c *Ctx, key []byte) (z *zset, wrong bool) {
 	}
 	z = &zset{c: c, key: key, meta: m, exists: ok}
 	if ok {
-		z.h = decodeZsetHeader(m.Body)
+		z.h = decodeSizeHeader(m.Body)
 	}
 	return z, false
 }
@@ -806,40 +787,14 @@ func cmdZScan(c *Ctx) {
 		return
 	}
 	if !z.exists {
-		c.W.ArrayLen(2)
-		c.W.BulkString("0")
-		c.W.ArrayLen(0)
+		emptyScan(c)
 		return
 	}
-	count := int64(10)
-	var pat []byte
-	for i := 3; i < len(c.Args); i += 2 {
-		if i+1 >= len(c.Args) {
-			c.W.Error(ErrSyntax)
-			return
-		}
-		switch strings.ToLower(c.Arg(i)) {
-		case "count":
-			n, ok := num.ParseInt(c.Args[i+1])
-			if !ok {
-				c.W.Error(ErrNotInt)
-				return
-			}
-			if n < 1 {
-				c.W.Error(ErrSyntax)
-				return
-			}
-			count = n
-		case "match":
-			pat = c.Args[i+1]
-			if string(pat) == "*" {
-				pat = nil
-			}
-		default:
-			c.W.Error(ErrSyntax)
-			return
-		}
+	o, ok := parseScanOptions(c, 3, false)
+	if !ok {
+		return
 	}
+	count, pat := o.count, o.pat
 	var out []zentry
 	keep := func(m []byte, s float64) {
 		if pat == nil || glob.Match(pat, m, false) {

@@ -352,13 +352,13 @@ func zsetStore(c *Ctx, dst []byte, entries []zentry, bigStart, final bool) int64
 	if len(entries) == 0 {
 		return 0
 	}
-	z := &zset{c: c, key: dst, h: zsetHeader{big: bigStart}}
+	z := &zset{c: c, key: dst, h: sizeHeader{big: bigStart}}
 	if final {
 		big := len(entries) > zsetMaxListpackEntries
 		for _, e := range entries {
 			big = big || len(e.member) > zsetMaxListpackValue
 		}
-		z.h = zsetHeader{n: int64(len(entries)), big: big}
+		z.h = sizeHeader{n: int64(len(entries)), big: big}
 		for _, e := range entries {
 			z.write(e.member, e.score)
 		}
@@ -545,10 +545,10 @@ func zsetOpGeneric(c *Ctx, dst []byte, numIdx int, op int, cardOnly bool) {
 		if m, found := c.Tx.Lookup(s.key); found {
 			switch m.Type {
 			case store.TypeZSet:
-				s.typ, s.z = store.TypeZSet, &zset{c: c, key: s.key, meta: m, h: decodeZsetHeader(m.Body), exists: true}
+				s.typ, s.z = store.TypeZSet, &zset{c: c, key: s.key, meta: m, h: decodeSizeHeader(m.Body), exists: true}
 				s.n = s.z.h.n
 			case store.TypeSet:
-				s.typ, s.n = store.TypeSet, decodeSetHeader(m.Body).n
+				s.typ, s.n = store.TypeSet, decodeSizeHeader(m.Body).n
 			default:
 				c.W.Error(ErrWrongType)
 				return
