@@ -146,6 +146,20 @@ func Lookup(name []byte) *Command {
 	return table[strings.ToLower(string(name))]
 }
 
+// singleKey returns a helper that gives a command of group the shape most
+// commands share: one key, at argument 1, with one key spec of the given
+// flags (none when flags is empty).
+func singleKey(group string) func(c *Command, flags ...string) *Command {
+	return func(c *Command, flags ...string) *Command {
+		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
+		c.Group = group
+		if len(flags) > 0 {
+			c.KeySpecs = []KeySpec{{Flags: flags, Index: 1, KeyStep: 1}}
+		}
+		return c
+	}
+}
+
 // register adds commands to the table; each type's file calls it from init
 // with its own list, so the table is assembled from one place per type.
 func register(cmds ...*Command) {

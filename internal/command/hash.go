@@ -18,14 +18,7 @@ func init() {
 	wf := []string{"write", "hash", "fast"}
 	rf := []string{"read", "hash", "fast"}
 	rs := []string{"read", "hash", "slow"}
-	// one sets what every hash command shares: the key at argument 1 with
-	// one key spec of the given flags.
-	one := func(c *Command, flags ...string) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "hash"
-		c.KeySpecs = []KeySpec{{Flags: flags, Index: 1, KeyStep: 1}}
-		return c
-	}
+	one := singleKey("hash")
 	nondetOrder := []string{"nondeterministic_output_order"}
 	nondet := []string{"nondeterministic_output"}
 	register(

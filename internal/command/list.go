@@ -17,12 +17,7 @@ import (
 // at either end touch one entry, and LRANGE is one seek. LINSERT and LREM
 // in the middle shift the shorter side of the list by rewriting it.
 func init() {
-	one := func(c *Command, flags ...string) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "list"
-		c.KeySpecs = []KeySpec{{Flags: flags, Index: 1, KeyStep: 1}}
-		return c
-	}
+	one := singleKey("list")
 	two := func(c *Command) *Command {
 		c.FirstKey, c.LastKey, c.Step = 1, 2, 1
 		c.Group = "list"

@@ -26,12 +26,7 @@ func init() {
 	nondetOrder := []string{"nondeterministic_output_order"}
 	nondet := []string{"nondeterministic_output"}
 	// one: the key at argument 1 with one key spec of the given flags.
-	one := func(c *Command, flags ...string) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "set"
-		c.KeySpecs = []KeySpec{{Flags: flags, Index: 1, KeyStep: 1}}
-		return c
-	}
+	one := singleKey("set")
 	// all: every argument from 1 on is a key (SINTER, SUNION, SDIFF).
 	all := func(c *Command) *Command {
 		c.FirstKey, c.LastKey, c.Step = 1, -1, 1

@@ -17,14 +17,7 @@ func init() {
 	wf := []string{"write", "string", "fast"}
 	rf := []string{"read", "string", "fast"}
 	rs := []string{"read", "string", "slow"}
-	one := func(c *Command, flags ...string) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "string"
-		if flags != nil {
-			c.KeySpecs = []KeySpec{{Flags: flags, Index: 1, KeyStep: 1}}
-		}
-		return c
-	}
+	one := singleKey("string")
 	notes := func(c *Command, n string) *Command {
 		c.KeySpecs[0].Notes = n
 		return c

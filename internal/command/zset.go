@@ -31,12 +31,7 @@ func init() {
 	ws := []string{"write", "sortedset", "slow"}
 	rf := []string{"read", "sortedset", "fast"}
 	rs := []string{"read", "sortedset", "slow"}
-	one := func(c *Command, flags ...string) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "sorted-set"
-		c.KeySpecs = []KeySpec{{Flags: flags, Index: 1, KeyStep: 1}}
-		return c
-	}
+	one := singleKey("sorted-set")
 	// numKeys are the commands whose keys are counted by argument 1 (or 2
 	// after a destination).
 	numKeys := func(c *Command, dst bool) *Command {
