@@ -1,0 +1,571 @@
+// Package raftlog is the durable Raft log of one shard: an implementation of
+// go.etcd.io/raft/v3's Storage interface kept in its own Pebble instance,
+// separate from the data store so that log appends, truncations and
+// compactions never touch the data's LSM.
+//
+// The raft library keeps unstable entries in memory and asks the application
+// to persist them; raftlog is where they go. A shard's Ready loop will use it
+// like this:
+//
+//	rd := rawNode.Ready()
+//	st.SaveReady(rd)            // snapshot, entries, hard state: one batch, one fsync
+//	transport.Send(rd.Messages) // only after the save, as raft requires
+//	apply(rd.CommittedEntries)  // the unchanged apply loop
+//	rawNode.Advance(rd)
+//
+// and, once the data store has durably applied up to some index, it calls
+// CreateSnapshot and Compact to drop the log prefix. Queries (Entries, Term,
+// LastIndex, FirstIndex) answer exactly as raft.MemoryStorage does, including
+// its ErrCompacted and ErrUnavailable cases; a differential test holds the
+// two implementations to the same answers.
+//
+// Layout (all keys are short so the fixed keys sort apart from the entries):
+//
+//	'e' | index (8 bytes, big endian)  -> raftpb.Entry
+//	"h"                                 -> raftpb.HardState
+//	"c"                                 -> raftpb.ConfState (the current one)
+//	"s"                                 -> raftpb.Snapshot (the latest one)
+//	"t"                                 -> index, term of the last compacted entry
+//
+// The index and term of the newest entry, the compaction point and the terms
+// of the whole log (as runs of equal terms, which are few) are kept in
+// memory, so Term, FirstIndex and LastIndex never read Pebble.
+package raftlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+var (
+	keyHardState = []byte("h")
+	keyConfState = []byte("c")
+	keySnapshot  = []byte("s")
+	keyTruncated = []byte("t")
+)
+
+const entryPrefix = 'e'
+
+func entryKey(i uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = entryPrefix
+	binary.BigEndian.PutUint64(k[1:], i)
+	return k
+}
+
+// termRun says that entries from index start on have the given term, up to
+// the start of the next run.
+type termRun struct{ start, term uint64 }
+
+// logState is the in-memory summary of the log. It is replaced as a whole
+// after a batch commits, so a failed write leaves it untouched.
+type logState struct {
+	// offset is the index of the last compacted entry (or of the snapshot
+	// the log was reset to): the "dummy" entry whose term is still known.
+	offset uint64
+	last   uint64
+	// runs covers [offset, last]; runs[0].start == offset.
+	runs []termRun
+}
+
+func (s logState) term(i uint64) uint64 {
+	// The last run whose start is <= i.
+	k := sort.Search(len(s.runs), func(k int) bool { return s.runs[k].start > i }) - 1
+	return s.runs[k].term
+}
+
+// Storage is a durable raft.Storage. It is safe for concurrent use, though
+// raft calls it from one goroutine.
+type Storage struct {
+	db *pebble.DB
+
+	mu   sync.Mutex
+	log  logState
+	hs   raftpb.HardState
+	cs   raftpb.ConfState
+	snap raftpb.Snapshot
+}
+
+var _ raft.Storage = (*Storage)(nil)
+
+// Open opens or creates the log in dir.
+func Open(dir string) (*Storage, error) {
+	db, err := pebble.Open(dir, &pebble.Options{
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Storage{db: db}
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the Pebble instance. No call may follow.
+func (s *Storage) Close() error { return s.db.Close() }
+
+func (s *Storage) get(key []byte, f func([]byte) error) error {
+	v, c, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return f(v)
+}
+
+// load reads the fixed keys and scans the entries to rebuild the in-memory
+// summary.
+func (s *Storage) load() error {
+	if err := s.get(keyHardState, s.hs.Unmarshal); err != nil {
+		return fmt.Errorf("raftlog: hard state: %w", err)
+	}
+	if err := s.get(keyConfState, s.cs.Unmarshal); err != nil {
+		return fmt.Errorf("raftlog: conf state: %w", err)
+	}
+	if err := s.get(keySnapshot, s.snap.Unmarshal); err != nil {
+		return fmt.Errorf("raftlog: snapshot: %w", err)
+	}
+	var offset, offTerm uint64
+	if err := s.get(keyTruncated, func(v []byte) error {
+		if len(v) != 16 {
+			return errors.New("bad length")
+		}
+		offset, offTerm = binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])
+		return nil
+	}); err != nil {
+		return fmt.Errorf("raftlog: truncated state: %w", err)
+	}
+	ls := logState{offset: offset, last: offset, runs: []termRun{{offset, offTerm}}}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: entryKey(offset + 1), UpperBound: []byte{entryPrefix + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		var e raftpb.Entry
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		if err := e.Unmarshal(v); err != nil {
+			return fmt.Errorf("raftlog: entry: %w", err)
+		}
+		if e.Index != ls.last+1 || binary.BigEndian.Uint64(it.Key()[1:]) != e.Index {
+			return fmt.Errorf("raftlog: log has a gap: entry %d follows %d", e.Index, ls.last)
+		}
+		ls.push(e.Index, e.Term)
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	s.log = ls
+	return nil
+}
+
+// push records that entry i, which follows the current last one, has term t.
+func (ls *logState) push(i, t uint64) {
+	if ls.runs[len(ls.runs)-1].term != t {
+		ls.runs = append(ls.runs, termRun{i, t})
+	}
+	ls.last = i
+}
+
+// InitialState implements raft.Storage.
+func (s *Storage) InitialState() (raftpb.HardState, raftpb.ConfState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hs, s.cs, nil
+}
+
+// Entries implements raft.Storage: the entries in [lo, hi), at least one and
+// then as many as fit in maxSize bytes.
+func (s *Storage) Entries(lo, hi, maxSize uint64) ([]raftpb.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lo <= s.log.offset {
+		return nil, raft.ErrCompacted
+	}
+	if hi > s.log.last+1 {
+		panic(fmt.Sprintf("raftlog: entries' hi(%d) is out of bound lastindex(%d)", hi, s.log.last))
+	}
+	if s.log.last == s.log.offset {
+		return nil, raft.ErrUnavailable
+	}
+	if lo >= hi {
+		return []raftpb.Entry{}, nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: entryKey(lo), UpperBound: entryKey(hi)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	n := hi - lo
+	if n > 64 {
+		n = 64
+	}
+	ents := make([]raftpb.Entry, 0, n)
+	var size uint64
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		var e raftpb.Entry
+		if err := e.Unmarshal(v); err != nil {
+			return nil, fmt.Errorf("raftlog: entry: %w", err)
+		}
+		if e.Index != lo+uint64(len(ents)) {
+			return nil, raft.ErrUnavailable
+		}
+		size += uint64(e.Size())
+		if len(ents) > 0 && size > maxSize {
+			break
+		}
+		ents = append(ents, e)
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	if len(ents) == 0 {
+		return nil, raft.ErrUnavailable
+	}
+	return ents, nil
+}
+
+// Term implements raft.Storage. It never reads Pebble.
+func (s *Storage) Term(i uint64) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i < s.log.offset {
+		return 0, raft.ErrCompacted
+	}
+	if i > s.log.last {
+		return 0, raft.ErrUnavailable
+	}
+	return s.log.term(i), nil
+}
+
+// LastIndex implements raft.Storage.
+func (s *Storage) LastIndex() (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.last, nil
+}
+
+// FirstIndex implements raft.Storage.
+func (s *Storage) FirstIndex() (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.offset + 1, nil
+}
+
+// Snapshot implements raft.Storage: the latest snapshot saved or created.
+func (s *Storage) Snapshot() (raftpb.Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snap, nil
+}
+
+// write commits b, then installs the new in-memory state via commit.
+func (s *Storage) write(b *pebble.Batch, sync bool, commit func()) error {
+	defer b.Close()
+	opt := pebble.NoSync
+	if sync {
+		opt = pebble.Sync
+	}
+	if err := b.Commit(opt); err != nil {
+		return err
+	}
+	commit()
+	return nil
+}
+
+func marshalTo(b *pebble.Batch, key []byte, m interface{ Marshal() ([]byte, error) }) error {
+	v, err := m.Marshal()
+	if err != nil {
+		return err
+	}
+	return b.Set(key, v, nil)
+}
+
+// appendBatch adds ents to b with MemoryStorage.Append's rules (entries at
+// or below the compaction point are ignored; a suffix that conflicts with
+// them is discarded) and returns the resulting log summary.
+func (s *Storage) appendBatch(b *pebble.Batch, ls logState, ents []raftpb.Entry) (logState, error) {
+	if len(ents) == 0 {
+		return ls, nil
+	}
+	first := ls.offset + 1
+	if ents[0].Index+uint64(len(ents))-1 < first {
+		return ls, nil
+	}
+	if ents[0].Index < first {
+		ents = ents[first-ents[0].Index:]
+	}
+	at := ents[0].Index
+	if at > ls.last+1 {
+		panic(fmt.Sprintf("raftlog: missing log entry [last: %d, append at: %d]", ls.last, at))
+	}
+	for k := range ents {
+		if ents[k].Index != at+uint64(k) {
+			panic(fmt.Sprintf("raftlog: entries not contiguous: %d after %d", ents[k].Index, at+uint64(k)-1))
+		}
+		if err := marshalTo(b, entryKey(ents[k].Index), &ents[k]); err != nil {
+			return ls, err
+		}
+	}
+	newLast := at + uint64(len(ents)) - 1
+	if newLast < ls.last {
+		// The new entries replace a longer suffix: drop what is left of it.
+		if err := b.DeleteRange(entryKey(newLast+1), entryKey(ls.last+1), nil); err != nil {
+			return ls, err
+		}
+	}
+	// Truncate the term runs at the first new entry, then extend them.
+	k := sort.Search(len(ls.runs), func(k int) bool { return ls.runs[k].start >= at })
+	if k == 0 {
+		k = 1 // runs[0] is the compaction point, which at > offset keeps
+	}
+	// The full slice expression makes push copy rather than write into the
+	// array the installed state still uses.
+	ls.runs = ls.runs[:k:k]
+	ls.last = at - 1
+	for _, e := range ents {
+		ls.push(e.Index, e.Term)
+	}
+	return ls, nil
+}
+
+// Append adds entries to the log, replacing any conflicting suffix, as
+// raft.MemoryStorage.Append does. It does not sync; Save does.
+func (s *Storage) Append(ents []raftpb.Entry) error {
+	return s.Save(raftpb.HardState{}, ents, false)
+}
+
+// SetHardState saves the hard state (without syncing).
+func (s *Storage) SetHardState(hs raftpb.HardState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.db.NewBatch()
+	if err := marshalTo(b, keyHardState, &hs); err != nil {
+		b.Close()
+		return err
+	}
+	return s.write(b, false, func() { s.hs = hs })
+}
+
+// SetConfState records the configuration in effect once a conf change has
+// been applied, so InitialState reports it after a restart.
+func (s *Storage) SetConfState(cs raftpb.ConfState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.db.NewBatch()
+	if err := marshalTo(b, keyConfState, &cs); err != nil {
+		b.Close()
+		return err
+	}
+	return s.write(b, false, func() { s.cs = cs })
+}
+
+// Save persists what one Ready asks for: its entries and, if not empty, its
+// hard state, in one Pebble batch with at most one sync.
+func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry, sync bool) error {
+	return s.save(raftpb.Snapshot{}, hs, ents, sync)
+}
+
+// SaveReady persists rd.Snapshot, rd.Entries and rd.HardState in one batch,
+// synced if rd.MustSync. Writing the snapshot and the hard state together
+// matters: after a crash between the two, the hard state's commit index
+// would lag the snapshot and raft would refuse to start.
+func (s *Storage) SaveReady(rd raft.Ready) error {
+	return s.save(rd.Snapshot, rd.HardState, rd.Entries, rd.MustSync)
+}
+
+func (s *Storage) save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.Entry, sync bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.db.NewBatch()
+	ls, cs, newSnap := s.log, s.cs, s.snap
+	var err error
+	if !raft.IsEmptySnap(snap) {
+		if snap.Metadata.Index <= s.snap.Metadata.Index {
+			b.Close()
+			return raft.ErrSnapOutOfDate
+		}
+		if ls, err = s.snapshotBatch(b, snap); err != nil {
+			b.Close()
+			return err
+		}
+		cs, newSnap = snap.Metadata.ConfState, snap
+	}
+	if ls, err = s.appendBatch(b, ls, ents); err != nil {
+		b.Close()
+		return err
+	}
+	if !raft.IsEmptyHardState(hs) {
+		if err := marshalTo(b, keyHardState, &hs); err != nil {
+			b.Close()
+			return err
+		}
+	}
+	if b.Empty() {
+		b.Close()
+		return nil
+	}
+	return s.write(b, sync, func() {
+		s.log, s.cs, s.snap = ls, cs, newSnap
+		if !raft.IsEmptyHardState(hs) {
+			s.hs = hs
+		}
+	})
+}
+
+// snapshotBatch adds to b what resets the log to snap: every entry goes, and
+// the snapshot's index and term become the compaction point.
+func (s *Storage) snapshotBatch(b *pebble.Batch, snap raftpb.Snapshot) (logState, error) {
+	m := snap.Metadata
+	if err := b.DeleteRange(entryKey(0), []byte{entryPrefix + 1}, nil); err != nil {
+		return logState{}, err
+	}
+	if err := marshalTo(b, keySnapshot, &snap); err != nil {
+		return logState{}, err
+	}
+	if err := marshalTo(b, keyConfState, &m.ConfState); err != nil {
+		return logState{}, err
+	}
+	if err := b.Set(keyTruncated, truncated(m.Index, m.Term), nil); err != nil {
+		return logState{}, err
+	}
+	return logState{offset: m.Index, last: m.Index, runs: []termRun{{m.Index, m.Term}}}, nil
+}
+
+func truncated(i, t uint64) []byte {
+	v := make([]byte, 16)
+	binary.BigEndian.PutUint64(v, i)
+	binary.BigEndian.PutUint64(v[8:], t)
+	return v
+}
+
+// ApplySnapshot replaces the log with snap (a snapshot received from the
+// leader), as raft.MemoryStorage.ApplySnapshot does. It syncs. A Ready loop
+// should prefer SaveReady, which also writes the hard state.
+func (s *Storage) ApplySnapshot(snap raftpb.Snapshot) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if snap.Metadata.Index <= s.snap.Metadata.Index {
+		return raft.ErrSnapOutOfDate
+	}
+	b := s.db.NewBatch()
+	ls, err := s.snapshotBatch(b, snap)
+	if err != nil {
+		b.Close()
+		return err
+	}
+	return s.write(b, true, func() { s.log, s.cs, s.snap = ls, snap.Metadata.ConfState, snap })
+}
+
+// CreateSnapshot records a snapshot of the applied state at index i (whose
+// entry must still be in the log), to be sent to followers that fall behind
+// the compaction point. cs, if not nil, becomes the current ConfState; data
+// is opaque to raft (for basalt, a description of a data store checkpoint).
+func (s *Storage) CreateSnapshot(i uint64, cs *raftpb.ConfState, data []byte) (raftpb.Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i <= s.snap.Metadata.Index {
+		return raftpb.Snapshot{}, raft.ErrSnapOutOfDate
+	}
+	if i > s.log.last {
+		panic(fmt.Sprintf("raftlog: snapshot %d is out of bound lastindex(%d)", i, s.log.last))
+	}
+	if i < s.log.offset {
+		return raftpb.Snapshot{}, raft.ErrCompacted
+	}
+	snap := raftpb.Snapshot{Data: data}
+	snap.Metadata.Index, snap.Metadata.Term = i, s.log.term(i)
+	snap.Metadata.ConfState = s.cs
+	if cs != nil {
+		snap.Metadata.ConfState = *cs
+	}
+	b := s.db.NewBatch()
+	if err := marshalTo(b, keySnapshot, &snap); err != nil {
+		b.Close()
+		return raftpb.Snapshot{}, err
+	}
+	if err := marshalTo(b, keyConfState, &snap.Metadata.ConfState); err != nil {
+		b.Close()
+		return raftpb.Snapshot{}, err
+	}
+	err := s.write(b, true, func() { s.snap, s.cs = snap, snap.Metadata.ConfState })
+	return snap, err
+}
+
+// Compact discards the entries before index i; entry i's term is kept so
+// raft can still match it. i must not exceed the applied index.
+func (s *Storage) Compact(i uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i <= s.log.offset {
+		return raft.ErrCompacted
+	}
+	if i > s.log.last {
+		panic(fmt.Sprintf("raftlog: compact %d is out of bound lastindex(%d)", i, s.log.last))
+	}
+	t := s.log.term(i)
+	b := s.db.NewBatch()
+	if err := b.DeleteRange(entryKey(0), entryKey(i+1), nil); err != nil {
+		b.Close()
+		return err
+	}
+	if err := b.Set(keyTruncated, truncated(i, t), nil); err != nil {
+		b.Close()
+		return err
+	}
+	ls := s.log
+	k := sort.Search(len(ls.runs), func(k int) bool { return ls.runs[k].start > i })
+	runs := append([]termRun{{i, t}}, ls.runs[k:]...)
+	ls.offset, ls.runs = i, runs
+	// Losing a compaction in a crash is harmless: the entries come back.
+	return s.write(b, false, func() { s.log = ls })
+}
+
+// Bootstrap initialises an empty log for a new group whose voters are
+// given: the log starts after a snapshot at index 1, term 1 holding that
+// configuration, as the raft documentation recommends over
+// RawNode.Bootstrap. Every member of a new group bootstraps the same way.
+func (s *Storage) Bootstrap(voters []uint64) error {
+	s.mu.Lock()
+	empty := s.log.last == 0 && s.snap.Metadata.Index == 0 && raft.IsEmptyHardState(s.hs)
+	s.mu.Unlock()
+	if !empty {
+		return errors.New("raftlog: cannot bootstrap a non-empty log")
+	}
+	snap := raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{
+		Index: 1, Term: 1, ConfState: raftpb.ConfState{Voters: voters},
+	}}
+	return s.save(snap, raftpb.HardState{Term: 1, Commit: 1}, nil, true)
+}
+
+// quietLogger keeps Pebble's routine messages out of the server log.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{}) {}
+func (quietLogger) Errorf(format string, args ...interface{}) {
+	fmt.Printf("raftlog pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	panic(fmt.Sprintf("raftlog pebble: "+format, args...))
+}
