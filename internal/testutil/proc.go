@@ -4,6 +4,7 @@
 package testutil
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -150,6 +151,12 @@ func newProc(t testing.TB, name, path, dir, logName string, tailOnFail bool, arg
 	// Registered before any process cleanup, so it runs after the process is
 	// stopped and shows its last words.
 	t.Cleanup(func() {
+		// A server built with -race (BASALT_BIN) reports races in its log
+		// and carries on: make them fail the test.
+		if log, err := os.ReadFile(p.Log); err == nil && bytes.Contains(log, []byte("WARNING: DATA RACE")) {
+			t.Errorf("%s log %s reports a data race:\n%s", p.name, p.Log, log)
+			p.tailShown = true
+		}
 		if tailOnFail && t.Failed() && !p.tailShown {
 			t.Logf("%s log %s, tail:\n%s", p.name, p.Log, p.tail())
 		}

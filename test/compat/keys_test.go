@@ -121,7 +121,7 @@ func TestKeys(t *testing.T) {
 		// The TTL goes with the value; the destination's own TTL does not
 		// survive, and a value without TTL clears it.
 		d.Run(`
-			SET src v EX 1000
+			SET src v EXAT 4000000000
 			SET dst w
 			RENAME src dst
 			EXPIRETIME dst
@@ -180,12 +180,12 @@ func TestKeys(t *testing.T) {
 			COPY a
 		`)
 		d.Run(`
-			SET t v PX 4000000
+			SET t v PXAT 4000000000123
 			COPY t t2
 			PEXPIRETIME t2
 			COPY t t3 DB 5
 			SELECT 5
-			TTL t3
+			PEXPIRETIME t3
 			SELECT 0
 		`)
 		intNear(t, d, 1, "TTL", "t2")
