@@ -41,19 +41,33 @@ func (c *Client) blockingCall(argv [][]byte) {
 	select {
 	case <-p.Done:
 	case <-expired:
-		if h.Cancel() {
+		if cancelOrDone(h, p) {
 			w.NullArray() // what Redis answers a timeout, whatever the command
 			return
 		}
-		<-p.Done
 	case <-gone:
-		if h.Cancel() {
+		if cancelOrDone(h, p) {
 			c.closing = true
 			return
 		}
-		<-p.Done
 	}
 	w.Raw(p.W.Bytes())
+}
+
+// cancelOrDone withdraws a blocking record (true) or waits for its reply
+// (false). Cancel fails while the record is being served, and also while it
+// is still queued behind a group being synced: that record may block after
+// all, and then no reply would ever come, so Cancel is retried until one of
+// the two happens.
+func cancelOrDone(h shard.BlockHandle, p *shard.Proposal) bool {
+	for !h.Cancel() {
+		select {
+		case <-p.Done:
+			return false
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return true
 }
 
 // watchDisconnect reports on gone if the client hangs up while blocked.
