@@ -8,6 +8,7 @@ require (
 	github.com/redis/go-redis/v9 v9.17.0
 	github.com/redis/rueidis v1.0.67
 	go.etcd.io/raft/v3 v3.6.0
+	pgregory.net/rapid v1.2.0
 )
 
 require (
