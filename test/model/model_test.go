@@ -353,9 +353,15 @@ var generators = []func(g g) cmd{
 		}
 		return c(exact, args...)
 	},
-	func(g g) cmd { return c(exact, "ZREMRANGEBYRANK", g.key('z'), g.of("i", smallInt), g.of("i", smallInt)) },
-	func(g g) cmd { return c(exact, "ZREMRANGEBYSCORE", g.key('z'), g.of("min", sranges), g.of("max", sranges)) },
-	func(g g) cmd { return c(exact, "ZREMRANGEBYLEX", g.key('z'), g.of("min", lranges), g.of("max", lranges)) },
+	func(g g) cmd {
+		return c(exact, "ZREMRANGEBYRANK", g.key('z'), g.of("i", smallInt), g.of("i", smallInt))
+	},
+	func(g g) cmd {
+		return c(exact, "ZREMRANGEBYSCORE", g.key('z'), g.of("min", sranges), g.of("max", sranges))
+	},
+	func(g g) cmd {
+		return c(exact, "ZREMRANGEBYLEX", g.key('z'), g.of("min", lranges), g.of("max", lranges))
+	},
 	func(g g) cmd {
 		args := []string{g.of("cmd", []string{"ZPOPMIN", "ZPOPMAX"}), g.key('z')}
 		if g.coin() {
