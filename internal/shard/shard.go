@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"encoding/binary"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
@@ -204,7 +205,8 @@ func (s *Shard) commit(group []*Proposal) {
 			}
 		}
 	}
-	buf := make([]byte, 0, 256)
+	first := s.next
+	var logBuf, buf []byte
 	// apply applies one proposal's record as the next log entry; it
 	// reports false if the record blocked.
 	apply := func(p *Proposal) bool {
@@ -219,7 +221,8 @@ func (s *Shard) commit(group []*Proposal) {
 		// Logged after applying: an EXEC whose WATCH failed is logged as
 		// aborted, so replaying the log needs no watch state.
 		buf = rec.Marshal(buf[:0])
-		tx.AppendLog(rec.Index, buf)
+		logBuf = binary.AppendUvarint(logBuf, uint64(len(buf)))
+		logBuf = append(logBuf, buf...)
 		return !(rec.Block && rec.BlockedOn != nil)
 	}
 	var done []*Proposal
@@ -234,6 +237,7 @@ func (s *Shard) commit(group []*Proposal) {
 		}
 	}
 	last := s.next - 1
+	tx.AppendLog(first, logBuf)
 	tx.SetApplied(last)
 	if s.LogRetain > 0 && last > s.LogRetain+s.truncated+1024 {
 		s.truncated = last - s.LogRetain

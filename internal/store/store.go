@@ -126,16 +126,35 @@ func (s *Store) AppliedIndex() (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// ReadLog calls fn for each record in the log from index from on, in order.
+// ReadLog calls fn for each record in the log, in order, from the group
+// holding index from on.
 func (s *Store) ReadLog(from uint64, fn func(index uint64, data []byte) error) error {
-	it, err := s.pdb.NewIter(&pebble.IterOptions{LowerBound: LogKey(from), UpperBound: []byte{prefixLog + 1}})
+	lower := LogKey(from)
+	// The group holding from may start before it.
+	if it, err := s.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixLog}, UpperBound: LogKey(from + 1)}); err == nil {
+		if it.Last() {
+			lower = append([]byte(nil), it.Key()...)
+		}
+		it.Close()
+	}
+	it, err := s.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: []byte{prefixLog + 1}})
 	if err != nil {
 		return err
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		if err := fn(binary.BigEndian.Uint64(it.Key()[1:]), it.Value()); err != nil {
-			return err
+		index := binary.BigEndian.Uint64(it.Key()[1:])
+		for rest := it.Value(); len(rest) > 0; index++ {
+			n, w := binary.Uvarint(rest)
+			if w <= 0 || uint64(len(rest)-w) < n {
+				return fmt.Errorf("store: corrupt log entry at %d", index)
+			}
+			if index >= from {
+				if err := fn(index, rest[w:w+int(n)]); err != nil {
+					return err
+				}
+			}
+			rest = rest[w+int(n):]
 		}
 	}
 	return it.Error()

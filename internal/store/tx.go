@@ -124,10 +124,12 @@ func (t *Tx) Commit(sync bool) error {
 	return nil
 }
 
-// AppendLog adds a record to the log, in this batch.
-func (t *Tx) AppendLog(index uint64, data []byte) {
+// AppendLog adds the records of one group to the log, in this batch: one
+// entry at the index of the first, holding each record after its length
+// (a uvarint), so a group costs one log entry however many records it has.
+func (t *Tx) AppendLog(first uint64, records []byte) {
 	t.mustWrite()
-	t.b.Set(LogKey(index), data, nil)
+	t.b.Set(LogKey(first), records, nil)
 }
 
 // SetApplied records the index of the last record this batch applies.
