@@ -6,6 +6,7 @@
 #
 #   bench/run.sh                      # defaults below
 #   ROUNDS=5 PIPELINES="16" MODES=always bench/run.sh
+#   TESTS=lpush,rpop,hset,sadd,zadd,zrangebyscore,hgetall MODES=always bench/run.sh
 #
 # Environment:
 #   N=200000          requests per redis-benchmark run
@@ -15,7 +16,13 @@
 #   PIPELINES="1 16"  -P values
 #   CLIENTS=50        -c
 #   KEYSPACE=100000   -r
-#   TESTS=set,get,incr,mset
+#   TESTS=set,get,incr,mset   any redis-benchmark -t names (lpush, rpop, hset,
+#                     sadd, zadd... run together, in redis-benchmark's order:
+#                     lpush before rpop) and these reads of prefilled keys:
+#                     zrangebyscore  ZRANGEBYSCORE bench:z 100 200 on a
+#                                    10,000-member zset (101 members a reply)
+#                     hgetall        HGETALL bench:h, a 100-field hash
+#   READ_N=N/10       requests of each zrangebyscore / hgetall run
 #   MODES="always everysec"   appendfsync of both servers
 #   RAW=FILE          also append every raw CSV line here
 #   REV=HEAD          build basalt from this commit instead of the working tree
@@ -28,6 +35,7 @@ set -euo pipefail
 
 N=${N:-200000}
 MSET_N=${MSET_N:-$((N / 10))}
+READ_N=${READ_N:-$((N / 10))}
 ROUNDS=${ROUNDS:-3}
 PIPELINES=${PIPELINES:-"1 16"}
 CLIENTS=${CLIENTS:-50}
@@ -43,8 +51,32 @@ trap 'exit 130' INT TERM
 csv_name() {
 	case $1 in
 	mset) echo "MSET (10 keys)" ;;
+	zrangebyscore | hgetall) read_cmd "$1" ;;
 	*) echo "$1" | tr a-z A-Z ;;
 	esac
+}
+
+# read_cmd TEST: the command line of a read test on a prefilled key (it is
+# also its name in the CSV).
+read_cmd() {
+	case $1 in
+	zrangebyscore) echo "ZRANGEBYSCORE bench:z 100 200" ;;
+	hgetall) echo "HGETALL bench:h" ;;
+	esac
+}
+
+# prefill PORT: the keys of the read tests: bench:z with members m0..m9999
+# scored 0..9999, bench:h with fields field0..field99.
+prefill() {
+	local i
+	for i in $(seq 0 1000 9999); do
+		redis-cli -p "$1" zadd bench:z $(seq "$i" $((i + 999)) | awk '{ print $1, "m" $1 }') >/dev/null
+	done
+	redis-cli -p "$1" hset bench:h $(seq 0 99 | awk '{ print "field" $1, "value-" $1 }') >/dev/null
+	if [ "$(redis-cli -p "$1" zcard bench:z)" != 10000 ] || [ "$(redis-cli -p "$1" hlen bench:h)" != 100 ]; then
+		echo "prefill on port $1 failed" >&2
+		exit 1
+	fi
 }
 
 # supported PORT TEST: whether the server knows the command (basalt grows
@@ -65,24 +97,36 @@ supported() {
 }
 
 # bench NAME PORT P TESTS: redis-benchmark runs; records "name P test rps".
-# MSET runs on its own with MSET_N requests: each writes 10 keys.
+# MSET runs on its own with MSET_N requests: each writes 10 keys. Each read
+# test runs on its own with READ_N requests.
 bench() {
 	local name=$1 port=$2 p=$3 tests=$4 t n
-	local plain=() mset=
+	local plain=() reads=() mset=
 	IFS=, read -ra list <<<"$tests"
 	for t in "${list[@]}"; do
-		if [ "$t" = mset ]; then mset=mset; else plain+=("$t"); fi
+		case $t in
+		mset) mset=mset ;;
+		zrangebyscore | hgetall) reads+=("$t") ;;
+		*) plain+=("$t") ;;
+		esac
 	done
 	if [ ${#plain[@]} -gt 0 ]; then
 		bench1 "$name" "$port" "$p" "$(IFS=,; echo "${plain[*]}")" "$N"
 	fi
 	[ -z "$mset" ] || bench1 "$name" "$port" "$p" mset "$MSET_N"
+	for t in "${reads[@]}"; do
+		bench1 "$name" "$port" "$p" "$t" "$READ_N"
+	done
 }
 
 bench1() {
 	local name=$1 port=$2 p=$3 tests=$4 n=$5 test rps
+	local what=(-t "$tests")
+	case $tests in
+	zrangebyscore | hgetall) read -ra what <<<"$(read_cmd "$tests")" ;;
+	esac
 	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -r "$KEYSPACE" -n "$n" \
-		-P "$p" -t "$tests" --csv 2>/dev/null | tr -d '"' >"$WORK/out.csv"
+		-P "$p" --csv "${what[@]}" 2>/dev/null | tr -d '"' >"$WORK/out.csv"
 	[ -z "${RAW:-}" ] || sed "s/^/$MODE,$name,P$p,/" "$WORK/out.csv" >>"$RAW"
 	while IFS=, read -r test rps _; do
 		[ "$test" = test ] && continue
@@ -98,7 +142,7 @@ median() {
 
 build_basalt
 start=$SECONDS
-echo "N=$N MSET_N=$MSET_N ROUNDS=$ROUNDS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS KEYSPACE=$KEYSPACE TESTS=$TESTS"
+echo "N=$N MSET_N=$MSET_N READ_N=$READ_N ROUNDS=$ROUNDS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS KEYSPACE=$KEYSPACE TESTS=$TESTS"
 echo "redis: $(redis-server --version | cut -d' ' -f3), basalt: $BASALT_VERSION, $(nproc) cores"
 for MODE in $MODES; do
 	start_redis "$MODE"
@@ -109,6 +153,12 @@ for MODE in $MODES; do
 		if supported "$BASALT_PORT" "$t"; then btests+=("$t"); fi
 	done
 	btests=$(IFS=,; echo "${btests[*]}")
+	case ,$TESTS, in
+	*,zrangebyscore,* | *,hgetall,*)
+		prefill "$REDIS_PORT"
+		prefill "$BASALT_PORT"
+		;;
+	esac
 	: >"$WORK/results-$MODE"
 	for r in $(seq 1 "$ROUNDS"); do
 		for p in $PIPELINES; do
