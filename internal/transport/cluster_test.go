@@ -32,13 +32,17 @@ type node struct {
 	err     error
 }
 
-func newNode(t *testing.T, id uint64, voters []uint64) *node {
-	st, err := raftlog.Open(t.TempDir())
+// newNode opens the log in dir (bootstrapping it for voters if empty) and
+// listens on addr.
+func newNode(t *testing.T, id uint64, voters []uint64, dir, addr string) *node {
+	st, err := raftlog.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Bootstrap(voters); err != nil {
-		t.Fatal(err)
+	if last, _ := st.LastIndex(); last == 0 {
+		if err := st.Bootstrap(voters); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID: id, ElectionTick: 10, HeartbeatTick: 1, Storage: st,
@@ -52,7 +56,7 @@ func newNode(t *testing.T, id uint64, voters []uint64) *node {
 	n := &node{id: id, rn: rn, st: st,
 		recvc: make(chan raftpb.Message, 4096), unreach: make(chan uint64, 64),
 		fnc: make(chan func()), stopc: make(chan struct{}), done: make(chan struct{})}
-	n.tr = &Transport{ID: id, Addr: "127.0.0.1:0", Unreachable: func(id uint64) {
+	n.tr = &Transport{ID: id, Addr: addr, Unreachable: func(id uint64) {
 		select {
 		case n.unreach <- id:
 		default: // a report is already pending
@@ -245,8 +249,10 @@ func TestCluster(t *testing.T) {
 	began := time.Now()
 	voters := []uint64{1, 2, 3}
 	var nodes []*node
+	dirs := map[uint64]string{}
 	for _, id := range voters {
-		nodes = append(nodes, newNode(t, id, voters))
+		dirs[id] = t.TempDir()
+		nodes = append(nodes, newNode(t, id, voters, dirs[id], "127.0.0.1:0"))
 	}
 	for _, a := range nodes {
 		for _, b := range nodes {
@@ -316,6 +322,41 @@ func TestCluster(t *testing.T) {
 		t.Fatal("no agreed leader after healing")
 	}
 	t.Logf("healed after %v", time.Since(began))
+
+	// Restart a follower from its log on disk, at the same address: raft
+	// hands it back every committed entry, and it follows new ones.
+	var f *node
+	for i, n := range nodes {
+		if n.status().RaftState == raft.StateFollower {
+			addr := n.tr.ListenAddr()
+			n.stop()
+			f = newNode(t, n.id, voters, dirs[n.id], addr)
+			for _, p := range nodes {
+				if p != n {
+					f.tr.AddPeer(p.id, p.tr.ListenAddr())
+				}
+			}
+			go f.run()
+			nodes[i] = f
+			break
+		}
+	}
+	if hs, _, _ := f.st.InitialState(); hs.Commit < 121 {
+		t.Fatalf("restarted node's commit index %d", hs.Commit)
+	}
+	var last []string
+	for i := range 10 {
+		last = append(last, fmt.Sprint("after-restart-", i))
+	}
+	proposeAll(t, nodes, last)
+	waitFor(t, 5*time.Second, "all nodes to apply the same", func() bool {
+		return len(nodes[0].log()) == len(nodes[1].log()) && len(nodes[1].log()) == len(nodes[2].log())
+	})
+	sameLogs(t, nodes)
+	if n := len(f.log()); n < 130 {
+		t.Fatalf("restarted node applied %d entries, want at least 130", n)
+	}
+	t.Logf("restarted node %d caught up after %v", f.id, time.Since(began))
 	if d := time.Since(began); d > 20*time.Second {
 		t.Fatalf("took %v", d)
 	}

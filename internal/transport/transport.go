@@ -130,7 +130,7 @@ func (t *Transport) Start(handler func(raftpb.Message)) error {
 	return nil
 }
 
-// ListenAddr is the address Start listens on.
+// ListenAddr is the address Start listens on (after Start only).
 func (t *Transport) ListenAddr() string { return t.ln.Addr().String() }
 
 // Stop closes the listener and every connection and waits for all of the
@@ -249,8 +249,12 @@ func (t *Transport) Send(msgs []raftpb.Message) {
 			continue
 		}
 		t.mu.Lock()
-		p := t.peers[m.To]
+		p, stopped := t.peers[m.To], t.stopped
 		t.mu.Unlock()
+		if stopped {
+			t.dropped.Add(1)
+			continue
+		}
 		if p == nil {
 			t.dropped.Add(1)
 			t.unreachable(m.To)
