@@ -170,6 +170,44 @@ var generators = []func(g g) cmd{
 	func(g g) cmd { return c(ttl, "EXPIRETIME", g.of("key", allKeys)) },
 	func(g g) cmd { return c(unordered, "KEYS", g.of("pat", []string{"*", "h*", "?1", "[lz]*"})) },
 	func(g g) cmd { return c(exact, "DBSIZE") },
+	func(g g) cmd {
+		return c(scan, "SCAN", "0", "COUNT", "1000", "TYPE", g.of("type", []string{"string", "hash", "list", "set", "zset"}))
+	},
+	func(g g) cmd {
+		return c(exact, "SETRANGE", g.key('k'), g.of("off", []string{"0", "1", "5", "-1"}), g.of("v", values))
+	},
+	func(g g) cmd { return c(exact, "MSET", g.key('k'), g.of("v", values), g.key('k'), g.of("v", values)) },
+	func(g g) cmd {
+		// Many members at once: crosses the listpack/intset limits (128
+		// entries, 512 integers), so encodings convert.
+		key := g.of("key", allKeys)
+		var args []string
+		switch key[0] {
+		case 'h':
+			args = []string{"HSET", key}
+			for i := range 130 {
+				args = append(args, "bf"+strconv.Itoa(i), strconv.Itoa(i))
+			}
+		case 's':
+			args = []string{"SADD", key}
+			for i := range 520 {
+				args = append(args, strconv.Itoa(i-10))
+			}
+		case 'z':
+			args = []string{"ZADD", key}
+			for i := range 130 {
+				args = append(args, strconv.Itoa(i%7), "bm"+strconv.Itoa(i))
+			}
+		case 'l':
+			args = []string{"RPUSH", key}
+			for i := range 130 {
+				args = append(args, elems[i%len(elems)])
+			}
+		default:
+			args = []string{"SET", key, strings.Repeat("y", 100)}
+		}
+		return c(exact, args...)
+	},
 
 	// hashes
 	func(g g) cmd {
@@ -190,7 +228,7 @@ var generators = []func(g g) cmd{
 	func(g g) cmd { return c(exact, "HINCRBYFLOAT", g.key('h'), g.of("f", fields), g.of("i", incrs)) },
 	func(g g) cmd { return c(pairs, "HGETALL", g.key('h')) },
 	func(g g) cmd { return c(unordered, g.of("cmd", []string{"HKEYS", "HVALS"}), g.key('h')) },
-	func(g g) cmd { return c(scan, "HSCAN", g.key('h'), "0") },
+	func(g g) cmd { return c(scan, "HSCAN", g.key('h'), "0", "COUNT", "1000") },
 	func(g g) cmd {
 		args := []string{"HRANDFIELD", g.key('h')}
 		if g.coin() {
@@ -271,7 +309,7 @@ var generators = []func(g g) cmd{
 		}
 		return c(exact, args...)
 	},
-	func(g g) cmd { return c(scan, "SSCAN", g.key('s'), "0") },
+	func(g g) cmd { return c(scan, "SSCAN", g.key('s'), "0", "COUNT", "1000") },
 	func(g g) cmd {
 		// Only counts that pop everything (or nothing) are deterministic.
 		return c(unordered, "SPOP", g.key('s'), g.of("count", []string{"0", "100", "-1"}))
@@ -425,7 +463,7 @@ var generators = []func(g g) cmd{
 		}
 		return c(exact, args...)
 	},
-	func(g g) cmd { return c(scan, "ZSCAN", g.key('z'), "0") },
+	func(g g) cmd { return c(scan, "ZSCAN", g.key('z'), "0", "COUNT", "1000") },
 	func(g g) cmd {
 		args := []string{"ZRANDMEMBER", g.key('z')}
 		if g.coin() {
@@ -515,13 +553,14 @@ func (s *session) run(c cmd) {
 }
 
 // checkScan compares a SCAN-family reply that Redis gives in one call
-// (small collections): the cursor exactly, the elements sorted.
+// (COUNT 1000 covers the small key set and collections): the cursor
+// exactly, the elements sorted.
 func (s *session) checkScan(args []string, want, got testutil.Reply) {
 	if len(want.Elems) != 2 || len(got.Elems) != 2 || want.Elems[0].String() != got.Elems[0].String() {
 		s.fail(args, want, got)
 	}
 	w, g := want.Elems[1], got.Elems[1]
-	if args[0] == "SSCAN" {
+	if args[0] == "SSCAN" || args[0] == "SCAN" {
 		if err := testutil.Compare(args, w.Sorted(), g.Sorted()); err != nil {
 			s.t.Fatal(err)
 		}
