@@ -42,7 +42,7 @@ func Exec(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.W
 // changed) nothing, with no other write in between.
 func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer) {
 	for _, k := range rec.Watch {
-		if (sh != nil && sh.WatchDirty(k)) || (k.Live && !tx.ExistsIn(k.DB, k.Key)) {
+		if (sh != nil && sh.WatchDirty(k)) || (k.Live && !tx.Alive(k.DB, k.Key)) {
 			rec.Kind, rec.Cmds, rec.Watch = shard.KindAborted, nil, nil
 			w.NullArray()
 			return

@@ -95,15 +95,19 @@ type BlockHandle struct {
 }
 
 // Cancel withdraws a blocked proposal (timeout, disconnect). It reports
-// false if the apply loop is serving or has served it: then the reply
-// arrives on p.Done as usual and the caller must wait for it.
+// false if the apply loop has it in hand: then p.Done comes as usual, with
+// the reply, or with no reply at all if the record would have blocked (it
+// is then withdrawn too).
 func (h BlockHandle) Cancel() bool {
 	h.s.blockMu.Lock()
 	w := h.s.waiters[h.p]
-	h.s.blockMu.Unlock()
 	if w == nil {
-		return false // never blocked: served at once, or not yet applied
+		// Not blocked (yet): being applied, or served already.
+		h.p.cancelled = true
+		h.s.blockMu.Unlock()
+		return false
 	}
+	h.s.blockMu.Unlock()
 	if !w.state.CompareAndSwap(waiting, cancelled) {
 		return false
 	}
@@ -121,16 +125,23 @@ func (s *Shard) forget(w *waiter) {
 	s.blockMu.Unlock()
 }
 
-// block registers a proposal whose record found nothing to serve.
-func (s *Shard) block(p *Proposal) {
+// block registers a proposal whose record found nothing to serve. It
+// reports false if the client withdrew it meanwhile: it is then done, with
+// no reply.
+func (s *Shard) block(p *Proposal) bool {
 	w := &waiter{p: p}
 	for _, k := range p.Rec.BlockedOn {
 		w.ids = append(w.ids, watchID(p.Rec.DB, k))
 	}
 	s.blockMu.Lock()
+	if p.cancelled {
+		s.blockMu.Unlock()
+		return false
+	}
 	s.waiters[p] = w
 	s.blockMu.Unlock()
 	s.blocked.add(w)
+	return true
 }
 
 // serveBlocked retries the waiters on the keys touched so far, oldest first,

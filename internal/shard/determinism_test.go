@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"basalt/internal/resp"
 	"basalt/internal/shard"
 	"basalt/internal/store"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // gen makes the arguments of one write command from a random source. Keys
@@ -235,6 +238,11 @@ func TestReplayDeterminism(t *testing.T) {
 		t.Fatal(err)
 	}
 	if a != b {
+		for i, d := range diffStores(st, replayed) {
+			if i < 20 {
+				t.Log(d)
+			}
+		}
 		t.Fatalf("replayed store differs: digest %x, live store %x", b, a)
 	}
 	// Applied again one by one, each record gives the reply its client got.
@@ -315,4 +323,38 @@ func TestDigestSeesChanges(t *testing.T) {
 		tx.SetMember([]byte("h"), []byte("f"), []byte("x"))
 	})
 	step("swap", func(tx *store.Tx) { tx.Swap(0, 1) })
+}
+
+// dumpStore returns a store's user data (no log, no shard state) by key.
+func dumpStore(st *store.Store) map[string]string {
+	out := map[string]string{}
+	it, _ := st.Pebble().NewIter(&pebble.IterOptions{})
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if k[0] == 'l' || k[0] == 's' {
+			continue
+		}
+		out[string(k)] = string(it.Value())
+	}
+	it.Close()
+	return out
+}
+
+// diffStores lists the entries where a live and a replayed store differ,
+// to say what a failing replay got wrong.
+func diffStores(a, b *store.Store) []string {
+	da, db := dumpStore(a), dumpStore(b)
+	var d []string
+	for k, v := range da {
+		if w, ok := db[k]; !ok || w != v {
+			d = append(d, fmt.Sprintf("live %q=%q replay=%q(%v)", k, v, w, ok))
+		}
+	}
+	for k, v := range db {
+		if _, ok := da[k]; !ok {
+			d = append(d, fmt.Sprintf("replay-only %q=%q", k, v))
+		}
+	}
+	sort.Strings(d)
+	return d
 }

@@ -51,6 +51,17 @@ type Proposal struct {
 	Rec  Record
 	W    *resp.Writer
 	Done chan struct{}
+
+	// cancelled is set (under the shard's blockMu) when a blocking
+	// proposal is withdrawn before the apply loop got to block it.
+	cancelled bool
+}
+
+// Recycle makes a completed proposal ready for another record.
+func (p *Proposal) Recycle() {
+	p.Rec = Record{}
+	p.W.Reset()
+	p.cancelled = false
 }
 
 // NewProposal returns a proposal for rec with its own reply writer.
@@ -227,10 +238,8 @@ func (s *Shard) commit(group []*Proposal) {
 	}
 	var done []*Proposal
 	for _, p := range group {
-		if apply(p) {
+		if apply(p) || !s.block(p) {
 			done = append(done, p)
-		} else {
-			s.block(p)
 		}
 		if len(s.wake) > 0 {
 			done = append(done, s.serveBlocked(apply)...)

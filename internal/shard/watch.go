@@ -87,7 +87,7 @@ func (w *Watches) track(tx *store.Tx) *groupTouches {
 		w.mu.Lock()
 		var hit []*watched
 		for _, e := range w.keys {
-			if (e.db == a || e.db == b) && (tx.ExistsIn(a, e.key) || tx.ExistsIn(b, e.key)) {
+			if (e.db == a || e.db == b) && (tx.Alive(a, e.key) || tx.Alive(b, e.key)) {
 				hit = append(hit, e)
 			}
 		}

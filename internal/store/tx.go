@@ -210,6 +210,17 @@ func (t *Tx) Lookup(key []byte) (Meta, bool) {
 	return m, true
 }
 
+// Alive reports whether key is live in logical database db without
+// touching it: no lazy expiry. Checks made for WATCH use it, because what
+// they find must not change the data (WATCH state is not in the log).
+func (t *Tx) Alive(db int, key []byte) bool {
+	saved := t.DB
+	t.DB = db
+	defer func() { t.DB = saved }()
+	m, ok := t.rawMeta(key)
+	return ok && !m.Expired(t.Now)
+}
+
 // ExistsIn reports whether key is live in logical database db.
 func (t *Tx) ExistsIn(db int, key []byte) bool {
 	saved := t.DB
