@@ -41,12 +41,12 @@ func (c *Client) blockingCall(argv [][]byte) {
 	select {
 	case <-p.Done:
 	case <-expired:
-		if cancelOrDone(h, p) {
+		if withdrawn(h, p) {
 			w.NullArray() // what Redis answers a timeout, whatever the command
 			return
 		}
 	case <-gone:
-		if cancelOrDone(h, p) {
+		if withdrawn(h, p) {
 			c.closing = true
 			return
 		}
@@ -54,20 +54,14 @@ func (c *Client) blockingCall(argv [][]byte) {
 	w.Raw(p.W.Bytes())
 }
 
-// cancelOrDone withdraws a blocking record (true) or waits for its reply
-// (false). Cancel fails while the record is being served, and also while it
-// is still queued behind a group being synced: that record may block after
-// all, and then no reply would ever come, so Cancel is retried until one of
-// the two happens.
-func cancelOrDone(h shard.BlockHandle, p *shard.Proposal) bool {
-	for !h.Cancel() {
-		select {
-		case <-p.Done:
-			return false
-		case <-time.After(time.Millisecond):
-		}
+// withdrawn cancels a blocked call; if the apply loop had it in hand, it
+// waits for the outcome: a reply (served after all) or none (withdrawn).
+func withdrawn(h shard.BlockHandle, p *shard.Proposal) bool {
+	if h.Cancel() {
+		return true
 	}
-	return true
+	<-p.Done
+	return p.W.Len() == 0
 }
 
 // watchDisconnect reports on gone if the client hangs up while blocked.

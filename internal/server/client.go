@@ -249,7 +249,7 @@ func getProposal(proto int) *shard.Proposal {
 }
 
 func putProposal(p *shard.Proposal) {
-	p.Rec = shard.Record{}
+	p.Recycle()
 	if cap(p.W.Buf) > 64<<10 {
 		p.W.Buf = nil
 	}
