@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"testing"
+	"testing/iotest"
 )
 
 // encode writes args as a RESP multibulk command.
@@ -36,9 +37,17 @@ func FuzzReadCommand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(bytes.NewReader(data))
 		r.MaxBulk = 1 << 20 // keep the fuzzer's memory in check
+		// The same input arriving a byte at a time must read the same:
+		// every buffer refill lands somewhere else.
+		slow := NewReader(iotest.OneByteReader(bytes.NewReader(data)))
+		slow.MaxBulk = r.MaxBulk
 		total := 0
 		for range 1000 {
 			args, err := r.ReadCommand()
+			slowArgs, slowErr := slow.ReadCommand()
+			if !slices.EqualFunc(args, slowArgs, bytes.Equal) || (err == nil) != (slowErr == nil) {
+				t.Fatalf("byte-at-a-time read %q, %v; whole read %q, %v", slowArgs, slowErr, args, err)
+			}
 			if err != nil {
 				if err != io.EOF && err != io.ErrUnexpectedEOF && !IsProtocolError(err) {
 					t.Fatalf("unexpected error type %T: %v", err, err)
