@@ -44,7 +44,10 @@
 //     Compact once the store is durably applied past an index; send a Pebble
 //     checkpoint or span iterator in chunks; ingest it on the follower.
 //   - Membership changes (conf change entries are applied to raft's config
-//     and saved, but nothing proposes them), leadership transfer on close.
+//     and saved, but nothing proposes them; the ConfState is saved apart
+//     from the store's applied index, which must become one batch or an
+//     idempotent re-apply before conf changes are used), leadership
+//     transfer on close.
 //   - Reads: linearizable reads (ReadIndex or lease) are not offered here;
 //     Store() exposes applied state as is.
 //   - WATCH state and blocking commands: the applier runs with a nil

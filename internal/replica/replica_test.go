@@ -124,12 +124,15 @@ func (c *cluster) live() []*replica.Node {
 }
 
 // leader waits for a node that leads and that every live node follows.
-func (c *cluster) leader() *replica.Node {
-	c.t.Helper()
+func (c *cluster) leader() *replica.Node { return leaderOf(c.t, c.live()) }
+
+// leaderOf waits for a node of nodes that leads and that all of them follow.
+func leaderOf(t *testing.T, nodes []*replica.Node) *replica.Node {
+	t.Helper()
 	var lead *replica.Node
-	waitFor(c.t, 5*time.Second, "a leader", func() bool {
+	waitFor(t, 5*time.Second, "a leader", func() bool {
 		lead = nil
-		for _, n := range c.live() {
+		for _, n := range nodes {
 			if n.IsLeader() {
 				lead = n
 			}
@@ -137,7 +140,7 @@ func (c *cluster) leader() *replica.Node {
 		if lead == nil {
 			return false
 		}
-		for _, n := range c.live() {
+		for _, n := range nodes {
 			if n.Leader() != lead.ID() {
 				return false
 			}
@@ -399,4 +402,38 @@ func TestConcurrentIncr(t *testing.T) {
 		t.Logf("%d proposals failed (leadership changed under load)", failed)
 	}
 	t.Logf("%d INCRs acknowledged, counter = %d", acked, final)
+}
+
+// TestPartitionedLeader cuts the leader off: a write it accepted cannot
+// commit, and fails with ErrUnknownOutcome when it steps down; the majority
+// elects a leader and goes on; once healed, the old leader's uncommitted
+// entry is replaced by the majority's log and all replicas agree.
+func TestPartitionedLeader(t *testing.T) {
+	c := newCluster(t, 3)
+	c.write("+OK\r\n", "SET", "x", "before")
+	old := c.leader()
+	var rest []*replica.Node
+	for _, n := range c.live() {
+		if n != old {
+			rest = append(rest, n)
+			old.Transport().Partition(n.ID())
+		}
+	}
+	_, err := propose(old, "SET", "x", "lost")
+	if !errors.Is(err, replica.ErrUnknownOutcome) {
+		t.Fatalf("proposal on the cut-off leader: %v, want ErrUnknownOutcome", err)
+	}
+	lead := leaderOf(t, rest)
+	if got, err := propose(lead, "SET", "x", "after"); err != nil || got != "+OK\r\n" {
+		t.Fatalf("write on the new leader: %q, %v", got, err)
+	}
+	for _, n := range rest {
+		old.Transport().Heal(n.ID())
+	}
+	c.sameDigest()
+	for _, n := range c.live() {
+		if got := get(t, n, "x"); got != "after" {
+			t.Fatalf("node %d: x = %q", n.ID(), got)
+		}
+	}
 }
