@@ -171,10 +171,20 @@ type Node struct {
 	applied  atomic.Uint64
 	err      atomic.Pointer[error] // why the loop stopped, if it failed
 
+	// Stats are cumulative counters.
+	Stats Stats
+
 	// Owned by the loop.
 	lastTime  int64 // greatest record time proposed or applied
 	rng       *rand.PCG
 	skipBelow uint64 // entries at or below this index are in the store already
+}
+
+// Stats count what the node did; all fields are cumulative.
+type Stats struct {
+	Proposed atomic.Int64 // entries this node proposed to raft
+	Applied  atomic.Int64 // normal entries applied to the store
+	Batches  atomic.Int64 // store commits (one per Ready with committed entries)
 }
 
 // maxBatch bounds how many proposals one pass of the loop takes.
@@ -443,18 +453,8 @@ func (n *Node) run() {
 			f()
 		case p := <-n.propc:
 			n.propose(p)
-			// Take what else is queued, so that one Ready (one sync)
-			// carries many proposals.
-		drain:
-			for i := 1; i < maxBatch; i++ {
-				select {
-				case p := <-n.propc:
-					n.propose(p)
-				default:
-					break drain
-				}
-			}
 		}
+		n.drain()
 		for n.rn.HasReady() {
 			if err := n.handleReady(n.rn.Ready()); err != nil {
 				slog.Error("replica: stopping", "node", n.cfg.ID, "err", err)
@@ -463,6 +463,23 @@ func (n *Node) run() {
 				n.failAll(err)
 				return
 			}
+		}
+	}
+}
+
+// drain steps the messages already received and proposes the proposals
+// already queued, so that one Ready (one sync, one apply batch) carries
+// many of them: acknowledgements from followers advance the commit index
+// together, and concurrent clients share a sync.
+func (n *Node) drain() {
+	for i := 0; i < maxBatch; i++ {
+		select {
+		case m := <-n.recvc:
+			n.rn.Step(m)
+		case p := <-n.propc:
+			n.propose(p)
+		default:
+			return
 		}
 	}
 }
@@ -483,7 +500,9 @@ func (n *Node) propose(p proposal) {
 	data = p.rec.Marshal(data)
 	if err := n.rn.Propose(data); err != nil {
 		n.complete(p.id, fmt.Errorf("replica: proposal dropped: %w", err))
+		return
 	}
+	n.Stats.Proposed.Add(1)
 }
 
 // complete ends waiter id (if it still waits) with err.
@@ -561,6 +580,7 @@ func (n *Node) apply(ents []raftpb.Entry) error {
 			} else {
 				n.applyOne(tx, rec, nil)
 			}
+			n.Stats.Applied.Add(1)
 			if rec.Time > n.lastTime {
 				n.lastTime = rec.Time
 			}
@@ -602,6 +622,7 @@ func (n *Node) apply(ents []raftpb.Entry) error {
 	}
 	n.skipBelow = last
 	n.applied.Store(last)
+	n.Stats.Batches.Add(1)
 	for _, w := range woken {
 		w.done <- nil
 	}

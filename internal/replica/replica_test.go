@@ -401,7 +401,8 @@ func TestConcurrentIncr(t *testing.T) {
 	if failed > 0 {
 		t.Logf("%d proposals failed (leadership changed under load)", failed)
 	}
-	t.Logf("%d INCRs acknowledged, counter = %d", acked, final)
+	t.Logf("%d INCRs acknowledged, counter = %d; the leader applied %d entries in %d batches",
+		acked, final, lead.Stats.Applied.Load(), lead.Stats.Batches.Load())
 }
 
 // TestPartitionedLeader cuts the leader off: a write it accepted cannot
