@@ -26,7 +26,7 @@ func (c *Client) blockingCall(argv [][]byte) {
 	defer putProposal(p)
 	p.Rec = shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}, Block: true}
 	if err := c.srv.shard.Propose(p); err != nil {
-		w.Error("ERR server is shutting down")
+		w.Error(proposeError(err))
 		return
 	}
 	var expired <-chan time.Time

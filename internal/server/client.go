@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -233,7 +234,7 @@ func (c *Client) propose(rec shard.Record) {
 	p.Rec = rec
 	if err := c.srv.shard.Propose(p); err != nil {
 		putProposal(p)
-		c.reply().Error("ERR server is shutting down")
+		c.reply().Error(proposeError(err))
 		return
 	}
 	c.pending = append(c.pending, p)
@@ -274,4 +275,12 @@ func truncate(s string, n int) string {
 		return s[:max(n, 0)]
 	}
 	return s
+}
+
+// proposeError is the reply to a write the shard would not take.
+func proposeError(err error) string {
+	if errors.Is(err, shard.ErrFailed) {
+		return "ERR " + err.Error()
+	}
+	return "ERR server is shutting down"
 }

@@ -76,7 +76,7 @@ func cmdExec(c *Client, argv [][]byte) {
 		c.srv.shard.Watches.Unwatch(k.DB, k.Key)
 	}
 	if err != nil {
-		w.Error("ERR server is shutting down")
+		w.Error(proposeError(err))
 		return
 	}
 	if p.Rec.Kind == shard.KindAborted {

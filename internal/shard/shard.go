@@ -72,6 +72,9 @@ func NewProposal(rec Record, proto int) *Proposal {
 // ErrClosed is returned for writes proposed after Close.
 var ErrClosed = errors.New("shard closed")
 
+// ErrFailed is returned for writes after a failed sync.
+var ErrFailed = errors.New("a sync of the log failed; writes are refused")
+
 // Shard owns the single ordered write path of a key space.
 type Shard struct {
 	st    *store.Store
@@ -96,9 +99,12 @@ type Shard struct {
 	waiters map[*Proposal]*waiter
 	wake    []string // keys with waiters touched by the record just applied
 
-	closeOnce sync.Once
-	closing   chan struct{}
-	done      chan struct{}
+	closeOnce   sync.Once
+	closing     chan struct{}
+	done        chan struct{}
+	completions chan completion // groups visible, waiting for their sync
+	completed   chan struct{}
+	failed      atomic.Bool // a sync failed: writes are refused
 
 	Stats Stats
 }
@@ -122,20 +128,23 @@ func New(st *store.Store, apply Applier, fsync Fsync) (*Shard, error) {
 	}
 	seed := uint64(time.Now().UnixNano())
 	s := &Shard{
-		st:        st,
-		apply:     apply,
-		props:     make(chan *Proposal, maxGroup),
-		next:      applied + 1,
-		rng:       rand.NewPCG(seed, seed>>1|1),
-		LogRetain: 100000,
-		Watches:   newWatches(),
-		waiters:   map[*Proposal]*waiter{},
-		closing:   make(chan struct{}),
-		done:      make(chan struct{}),
+		st:          st,
+		apply:       apply,
+		props:       make(chan *Proposal, maxGroup),
+		next:        applied + 1,
+		rng:         rand.NewPCG(seed, seed>>1|1),
+		LogRetain:   100000,
+		Watches:     newWatches(),
+		waiters:     map[*Proposal]*waiter{},
+		closing:     make(chan struct{}),
+		done:        make(chan struct{}),
+		completions: make(chan completion, 2),
+		completed:   make(chan struct{}),
 	}
 	s.applied.Store(applied)
 	s.fsync.Store(int32(fsync))
 	go s.loop()
+	go s.complete()
 	go s.syncer()
 	return s, nil
 }
@@ -154,6 +163,9 @@ func (s *Shard) FsyncPolicy() Fsync { return Fsync(s.fsync.Load()) }
 
 // Propose queues p. The caller waits on p.Done.
 func (s *Shard) Propose(p *Proposal) error {
+	if s.failed.Load() {
+		return ErrFailed
+	}
 	select {
 	case <-s.closing:
 		return ErrClosed
@@ -174,7 +186,11 @@ func (s *Shard) Close() {
 }
 
 func (s *Shard) loop() {
-	defer close(s.done)
+	defer func() {
+		close(s.completions)
+		<-s.completed
+		close(s.done)
+	}()
 	group := make([]*Proposal, 0, maxGroup)
 	for {
 		var p *Proposal
@@ -252,7 +268,8 @@ func (s *Shard) commit(group []*Proposal) {
 		s.truncated = last - s.LogRetain
 		tx.TruncateLog(s.truncated)
 	}
-	err := tx.Commit(Fsync(s.fsync.Load()) == FsyncAlways)
+	sync := Fsync(s.fsync.Load()) == FsyncAlways
+	wait, err := tx.CommitVisible(sync)
 	if err != nil {
 		// The batch is lost: no reply may claim it was written.
 		slog.Error("commit failed", "err", err)
@@ -271,11 +288,40 @@ func (s *Shard) commit(group []*Proposal) {
 	s.Watches.publish(touched, last, &s.applied)
 	s.Stats.Records.Add(int64(len(group)))
 	s.Stats.Groups.Add(1)
-	if Fsync(s.fsync.Load()) == FsyncAlways {
+	if sync {
 		s.Stats.Syncs.Add(1)
 	}
-	for _, p := range done {
-		p.Done <- struct{}{}
+	// The next group is applied while this one syncs; its replies go out
+	// once it is on disk.
+	s.completions <- completion{wait: wait, done: done}
+}
+
+// completion is a group that is visible and waits for its sync.
+type completion struct {
+	wait func() error
+	done []*Proposal
+}
+
+// complete answers each group's proposals once the group is on disk, in
+// commit order. A failed sync leaves visible data that may not be on disk:
+// the shard then refuses every write, as Redis stops on a failed fsync.
+func (s *Shard) complete() {
+	defer close(s.completed)
+	for c := range s.completions {
+		if err := c.wait(); err != nil {
+			slog.Error("sync failed: refusing writes from now on", "err", err)
+			s.Stats.LastErr.Store(&err)
+			s.failed.Store(true)
+			for _, p := range c.done {
+				if p.W != nil {
+					p.W.Reset()
+					p.W.Error("ERR write failed: " + err.Error())
+				}
+			}
+		}
+		for _, p := range c.done {
+			p.Done <- struct{}{}
+		}
 	}
 }
 

@@ -83,6 +83,21 @@ func (t *Tx) Writable() bool { return t.b != nil }
 // Commit makes the batch durable (when sync) and visible, then publishes the
 // key counts and database mapping it changed.
 func (t *Tx) Commit(sync bool) error {
+	wait, err := t.CommitVisible(sync)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// CommitVisible applies the batch and returns once it is visible to reads
+// (and in the metadata cache); wait then returns once it is on disk (with
+// sync) and must be called exactly once. This lets the apply loop go on
+// with the next group while the disk syncs this one: Pebble makes a batch
+// visible before its WAL sync anyway, so readers see nothing they would not
+// see with a plain Commit. It uses Pebble's ApplyNoSyncWait, which Pebble
+// marks experimental; it is the call built for exactly this pipelining.
+func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	for phys := range t.countDelta {
 		if d := t.countDelta[phys]; d != 0 {
 			n := t.st.counts[phys].Load() + d
@@ -98,12 +113,14 @@ func (t *Tx) Commit(sync bool) error {
 			t.b.Set(dbMapKey(logical), binary.BigEndian.AppendUint16(nil, uint16(phys)), nil)
 		}
 	}
-	opts := pebble.NoSync
+	b := t.b
 	if sync {
-		opts = pebble.Sync
+		err = t.st.pdb.ApplyNoSyncWait(b, pebble.Sync)
+	} else {
+		err = b.Commit(pebble.NoSync)
 	}
-	if err := t.b.Commit(opts); err != nil {
-		return err
+	if err != nil {
+		return nil, err
 	}
 	for phys, d := range t.countDelta {
 		t.st.counts[phys].Add(d)
@@ -119,9 +136,15 @@ func (t *Tx) Commit(sync bool) error {
 	for mk, e := range t.written {
 		t.st.cache.set([]byte(mk), e.value, e.found)
 	}
-	t.b.Close()
 	t.b = nil
-	return nil
+	return func() error {
+		var err error
+		if sync {
+			err = b.SyncWait()
+		}
+		b.Close()
+		return err
+	}, nil
 }
 
 // AppendLog adds the records of one group to the log, in this batch: one
