@@ -59,20 +59,6 @@ func parseScoreRange(min, max []byte) (r scoreRange, ok bool) {
 	return r, ok
 }
 
-func (r scoreRange) gteMin(f float64) bool {
-	if r.minex {
-		return f > r.min
-	}
-	return f >= r.min
-}
-
-func (r scoreRange) lteMax(f float64) bool {
-	if r.maxex {
-		return f < r.max
-	}
-	return f <= r.max
-}
-
 // bounds returns the score index span [from, to) of the range.
 func (r scoreRange) bounds() (from, to []byte) {
 	if r.minex {
