@@ -26,6 +26,7 @@ type Config struct {
 	GoMaxProcs      int
 	LogRetain       int64  // records the log keeps after applying them (0: all)
 	CacheSize       int64  // Pebble block cache, bytes
+	MetaCacheSize   int64  // in-memory metadata cache, bytes (0: off)
 	File            string // the --config file, which CONFIG REWRITE updates ("" none)
 }
 
@@ -41,6 +42,7 @@ func DefaultConfig() Config {
 		ProtoMaxBulkLen: resp.DefaultMaxBulk,
 		LogRetain:       100000,
 		CacheSize:       store.DefaultCacheSize,
+		MetaCacheSize:   store.DefaultMetaCacheSize,
 	}
 }
 
@@ -77,6 +79,12 @@ func (c *Config) Set(name, value string) error {
 		c.ProtoMaxBulkLen = n
 	case "gomaxprocs":
 		return setInt(&c.GoMaxProcs, value, 0, 1024)
+	case "meta-cache-size":
+		n, err := parseMemory(value)
+		if err != nil || n < 0 {
+			return fmt.Errorf("argument must be a memory value")
+		}
+		c.MetaCacheSize = n
 	case "cache-size":
 		n, err := parseMemory(value)
 		if err != nil || n < 1<<20 {
@@ -121,13 +129,15 @@ func (c *Config) Get(name string) (string, bool) {
 		return strconv.FormatInt(c.LogRetain, 10), true
 	case "cache-size":
 		return strconv.FormatInt(c.CacheSize, 10), true
+	case "meta-cache-size":
+		return strconv.FormatInt(c.MetaCacheSize, 10), true
 	}
 	return "", false
 }
 
 // ConfigNames lists the settings in the order CONFIG GET * returns them.
 var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
-	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size"}
+	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size", "meta-cache-size"}
 
 func setInt(dst *int, value string, lo, hi int) error {
 	n, err := strconv.Atoi(value)

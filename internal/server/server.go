@@ -55,7 +55,7 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize})
+	st, err := store.Open(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize)})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -199,6 +199,14 @@ func (s *Server) expireLoop() {
 			}
 		}
 	}
+}
+
+// metaCacheOption maps the setting (0: off) to store.Options (negative: off).
+func metaCacheOption(size int64) int64 {
+	if size == 0 {
+		return -1
+	}
+	return size
 }
 
 func newRunID() string {

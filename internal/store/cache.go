@@ -20,16 +20,17 @@ type metaCache struct {
 }
 
 const (
-	cacheShards      = 64
-	cacheShardLimit  = 1 << 14 // entries per shard: a million in all
-	cacheValueLimit  = 512     // larger entries are left to the block cache
-	cacheEvictAtOnce = 64
+	cacheShards     = 64
+	cacheValueLimit = 512 // larger entries are left to the block cache
+	cacheEntryCost  = 64  // map and slice headers, beyond key and value bytes
 )
 
 type cacheShard struct {
 	mu      sync.Mutex
 	m       map[string]cacheEntry
 	version uint64
+	bytes   int64 // what the entries cost, roughly
+	limit   int64
 }
 
 type cacheEntry struct {
@@ -37,10 +38,12 @@ type cacheEntry struct {
 	found bool   // false: the key does not exist
 }
 
-func newMetaCache() *metaCache {
+// newMetaCache returns a cache that holds about size bytes (0: nothing).
+func newMetaCache(size int64) *metaCache {
 	c := &metaCache{seed: maphash.MakeSeed()}
 	for i := range c.shards {
 		c.shards[i].m = map[string]cacheEntry{}
+		c.shards[i].limit = size / cacheShards
 	}
 	return c
 }
@@ -80,7 +83,10 @@ func (c *metaCache) set(mk, value []byte, found bool) {
 	s.mu.Lock()
 	s.version++
 	if len(value) > cacheValueLimit {
-		delete(s.m, string(mk))
+		if old, ok := s.m[string(mk)]; ok {
+			s.bytes -= entryCost(mk, old.value)
+			delete(s.m, string(mk))
+		}
 	} else {
 		s.put(mk, value, found)
 	}
@@ -88,18 +94,27 @@ func (c *metaCache) set(mk, value []byte, found bool) {
 }
 
 func (s *cacheShard) put(mk, value []byte, found bool) {
-	if len(s.m) >= cacheShardLimit {
-		// Map iteration starts at a random place: random eviction.
-		n := 0
-		for k := range s.m {
-			delete(s.m, k)
-			if n++; n == cacheEvictAtOnce {
-				break
-			}
+	if old, ok := s.m[string(mk)]; ok {
+		s.bytes -= entryCost(mk, old.value)
+		delete(s.m, string(mk))
+	}
+	cost := entryCost(mk, value)
+	// Map iteration starts at a random place: random eviction.
+	for k, e := range s.m {
+		if s.bytes+cost <= s.limit {
+			break
 		}
+		s.bytes -= entryCost([]byte(k), e.value)
+		delete(s.m, k)
+	}
+	if s.bytes+cost > s.limit {
+		return
 	}
 	s.m[string(mk)] = cacheEntry{value: append([]byte(nil), value...), found: found}
+	s.bytes += cost
 }
+
+func entryCost(mk, value []byte) int64 { return int64(len(mk) + len(value) + cacheEntryCost) }
 
 // clear empties the cache (after FLUSHDB and FLUSHALL).
 func (c *metaCache) clear() {
@@ -108,6 +123,7 @@ func (c *metaCache) clear() {
 		s.mu.Lock()
 		s.version++
 		clear(s.m)
+		s.bytes = 0
 		s.mu.Unlock()
 	}
 }

@@ -33,7 +33,14 @@ type Options struct {
 	// CacheSize is Pebble's block cache size in bytes; 0 means
 	// DefaultCacheSize. Memory is taken as blocks are read, not up front.
 	CacheSize int64
+	// MetaCacheSize bounds the in-memory cache of metadata entries, in
+	// bytes; 0 means DefaultMetaCacheSize, negative turns it off.
+	MetaCacheSize int64
 }
+
+// DefaultMetaCacheSize is the metadata cache basalt uses unless told
+// otherwise.
+const DefaultMetaCacheSize = 256 << 20
 
 // DefaultCacheSize is the block cache basalt uses unless told otherwise.
 const DefaultCacheSize = 1 << 30
@@ -45,6 +52,9 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
+	}
+	if o.MetaCacheSize == 0 {
+		o.MetaCacheSize = DefaultMetaCacheSize
 	}
 	popts := &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
@@ -65,7 +75,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases), cache: newMetaCache()}
+	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases), cache: newMetaCache(max(o.MetaCacheSize, 0))}
 	m := make([]int, o.Databases)
 	for i := range m {
 		m[i] = i

@@ -106,3 +106,31 @@ func TestLogGroups(t *testing.T) {
 		t.Fatalf("ReadLog(6) = %q, %v; want %q", got, err, want)
 	}
 }
+
+// The metadata cache stays within its size, replacing entries in place.
+func TestMetaCacheBound(t *testing.T) {
+	c := newMetaCache(cacheShards * 1000)
+	for i := range 100000 {
+		c.set(fmt.Appendf(nil, "key%d", i), []byte("0123456789"), true)
+		c.set(fmt.Appendf(nil, "key%d", i/2), []byte("01234567890123456789"), true)
+	}
+	var n int
+	for i := range c.shards {
+		s := &c.shards[i]
+		var sum int64
+		for k, e := range s.m {
+			sum += entryCost([]byte(k), e.value)
+		}
+		if sum != s.bytes || s.bytes > s.limit {
+			t.Fatalf("shard %d: counted %d bytes, holds %d, limit %d", i, s.bytes, sum, s.limit)
+		}
+		n += len(s.m)
+	}
+	if n == 0 {
+		t.Fatal("the cache holds nothing")
+	}
+	c.set([]byte("last"), []byte("v"), true)
+	if e, hit, _ := c.get([]byte("last")); !hit || string(e.value) != "v" {
+		t.Errorf("latest entry: %q, %v", e.value, hit)
+	}
+}
