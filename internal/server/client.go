@@ -147,7 +147,8 @@ func (c *Client) reply() *resp.Writer {
 func (c *Client) dispatch(argv [][]byte) {
 	name := string(argv[0])
 	cmd := command.Lookup(argv[0])
-	c.lastAt.Store(time.Now().UnixMilli())
+	now := time.Now().UnixMilli() // one clock reading per command
+	c.lastAt.Store(now)
 	if cmd == nil {
 		c.rejectInMulti()
 		c.reply().Error(unknownCommand(argv))
@@ -189,7 +190,6 @@ func (c *Client) dispatch(argv [][]byte) {
 		return
 	}
 	if !noTouch[cmd.Name] {
-		now := time.Now().UnixMilli()
 		for _, k := range cmd.Keys(argv) {
 			c.srv.st.Touch(c.db, k, now)
 		}
@@ -207,7 +207,7 @@ func (c *Client) dispatch(argv [][]byte) {
 	case cmd.IsWrite():
 		c.propose(shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}})
 	default:
-		c.read(cmd, argv)
+		c.read(cmd, argv, now)
 	}
 }
 
@@ -218,11 +218,11 @@ var noTouch = map[string]bool{"object": true, "type": true, "exists": true, "ttl
 
 // read runs a read-only command on applied state, after this client's own
 // pending writes so that it sees them.
-func (c *Client) read(cmd *command.Command, argv [][]byte) {
+func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
 	w := c.reply()
 	// Movable-key commands (SINTERCARD, ZUNION...) have FirstKey 0 but key specs.
 	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey || cmd.FirstKey == 0 && cmd.KeySpecs != nil
-	tx := c.srv.st.ReadTx(c.db, time.Now().UnixMilli(), multiKey)
+	tx := c.srv.st.ReadTx(c.db, now, multiKey)
 	defer tx.Close()
 	cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w})
 }
