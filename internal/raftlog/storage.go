@@ -26,6 +26,7 @@
 //	"c"                                 -> raftpb.ConfState (the current one)
 //	"s"                                 -> raftpb.Snapshot (the latest one)
 //	"t"                                 -> index, term of the last compacted entry
+//	'p' | node ID (8 bytes)             -> a member's transport address
 //
 // The index and term of the newest entry, the compaction point and the terms
 // of the whole log (as runs of equal terms, which are few) are kept in
@@ -51,7 +52,14 @@ var (
 	keyTruncated = []byte("t")
 )
 
-const entryPrefix = 'e'
+const (
+	entryPrefix = 'e'
+	peerPrefix  = 'p'
+)
+
+func peerKey(id uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{peerPrefix}, id)
+}
 
 func entryKey(i uint64) []byte {
 	k := make([]byte, 9)
@@ -89,8 +97,9 @@ type Storage struct {
 	mu   sync.Mutex
 	log  logState
 	hs   raftpb.HardState
-	cs   raftpb.ConfState
-	snap raftpb.Snapshot
+	cs    raftpb.ConfState
+	snap  raftpb.Snapshot
+	peers map[uint64]string
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -104,7 +113,7 @@ func Open(dir string) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Storage{db: db}
+	s := &Storage{db: db, peers: map[uint64]string{}}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -148,6 +157,16 @@ func (s *Storage) load() error {
 		return nil
 	}); err != nil {
 		return fmt.Errorf("raftlog: truncated state: %w", err)
+	}
+	pit, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{peerPrefix}, UpperBound: []byte{peerPrefix + 1}})
+	if err != nil {
+		return err
+	}
+	for pit.First(); pit.Valid(); pit.Next() {
+		s.peers[binary.BigEndian.Uint64(pit.Key()[1:])] = string(pit.Value())
+	}
+	if err := pit.Close(); err != nil {
+		return err
 	}
 	ls := logState{offset: offset, last: offset, runs: []termRun{{offset, offTerm}}}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: entryKey(offset + 1), UpperBound: []byte{entryPrefix + 1}})
@@ -353,7 +372,7 @@ func (s *Storage) appendBatch(b *pebble.Batch, ls logState, ents []raftpb.Entry)
 // Append adds entries to the log, replacing any conflicting suffix, as
 // raft.MemoryStorage.Append does. It does not sync; Save does.
 func (s *Storage) Append(ents []raftpb.Entry) error {
-	return s.Save(raftpb.HardState{}, ents, false)
+	return s.Save(raftpb.Snapshot{}, raftpb.HardState{}, ents, false)
 }
 
 // SetHardState saves the hard state (without syncing).
@@ -381,16 +400,57 @@ func (s *Storage) SetConfState(cs raftpb.ConfState) error {
 	return s.write(b, false, func() { s.cs = cs })
 }
 
-// Save persists what one Ready asks for: its entries and, if not empty, its
-// hard state, in one Pebble batch with at most one sync.
-func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry, sync bool) error {
-	return s.save(raftpb.Snapshot{}, hs, ents, sync)
+// ApplyConfChange records the configuration in effect after a membership
+// change, and the transport address of the member it added (addr) or
+// removed, in one batch.
+func (s *Storage) ApplyConfChange(cs raftpb.ConfState, id uint64, addr string, removed bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.db.NewBatch()
+	if err := marshalTo(b, keyConfState, &cs); err != nil {
+		b.Close()
+		return err
+	}
+	if removed {
+		b.Delete(peerKey(id), nil)
+	} else if addr != "" {
+		b.Set(peerKey(id), []byte(addr), nil)
+	}
+	return s.write(b, false, func() {
+		s.cs = cs
+		if removed {
+			delete(s.peers, id)
+		} else if addr != "" {
+			s.peers[id] = addr
+		}
+	})
 }
 
-// SaveReady persists rd.Snapshot, rd.Entries and rd.HardState in one batch,
-// synced if rd.MustSync. Writing the snapshot and the hard state together
-// matters: after a crash between the two, the hard state's commit index
-// would lag the snapshot and raft would refuse to start.
+// Peers returns the transport addresses of the members added at run time.
+func (s *Storage) Peers() map[uint64]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[uint64]string, len(s.peers))
+	for id, a := range s.peers {
+		m[id] = a
+	}
+	return m
+}
+
+// Save persists what one Ready asks for: its snapshot (if any), its entries
+// and its hard state (if not empty), in one Pebble batch with at most one
+// sync. Writing the snapshot and the hard state together matters: after a
+// crash between the two, the hard state's commit index would lag the
+// snapshot and raft would refuse to start.
+func (s *Storage) Save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.Entry, sync bool) error {
+	return s.save(snap, hs, ents, sync)
+}
+
+// Sync makes everything saved so far durable (appendfsync everysec).
+func (s *Storage) Sync() error { return s.db.LogData(nil, pebble.Sync) }
+
+// SaveReady saves rd's snapshot, entries and hard state, synced if
+// rd.MustSync.
 func (s *Storage) SaveReady(rd raft.Ready) error {
 	return s.save(rd.Snapshot, rd.HardState, rd.Entries, rd.MustSync)
 }

@@ -178,7 +178,7 @@ func TestDifferential(t *testing.T) {
 					if rng.IntN(3) > 0 {
 						hs = g.hardState()
 					}
-					err = s.Save(hs, ents, rng.IntN(2) == 0)
+					err = s.Save(raftpb.Snapshot{}, hs, ents, rng.IntN(2) == 0)
 					merr = m.Append(ents)
 					if !raft.IsEmptyHardState(hs) {
 						m.SetHardState(hs)
@@ -276,7 +276,7 @@ func TestRestart(t *testing.T) {
 			ents = append(ents, raftpb.Entry{Index: j, Term: 1 + j/50, Data: []byte(fmt.Sprint("v", j))})
 		}
 		hs := raftpb.HardState{Term: 1 + i/50, Vote: 2, Commit: i}
-		if err := s.Save(hs, ents, true); err != nil {
+		if err := s.Save(raftpb.Snapshot{}, hs, ents, true); err != nil {
 			t.Fatal(err)
 		}
 		m.Append(ents)
@@ -284,7 +284,7 @@ func TestRestart(t *testing.T) {
 	}
 	// A conflicting suffix from a new leader replaces entries 150..199.
 	conflict := []raftpb.Entry{{Index: 150, Term: 9}, {Index: 151, Term: 9}}
-	if err := s.Save(raftpb.HardState{Term: 9, Commit: 140}, conflict, true); err != nil {
+	if err := s.Save(raftpb.Snapshot{}, raftpb.HardState{Term: 9, Commit: 140}, conflict, true); err != nil {
 		t.Fatal(err)
 	}
 	m.Append(conflict)
@@ -325,7 +325,7 @@ func TestQueriesFromMemory(t *testing.T) {
 	for i := uint64(1); i <= 1000; i++ {
 		ents = append(ents, raftpb.Entry{Index: i, Term: 1 + i/100})
 	}
-	if err := s.Save(raftpb.HardState{Term: 11, Commit: 5}, ents, true); err != nil {
+	if err := s.Save(raftpb.Snapshot{}, raftpb.HardState{Term: 11, Commit: 5}, ents, true); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.log.runs) != 12 { // the compaction point, then terms 1..11

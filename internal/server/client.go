@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -278,9 +277,4 @@ func truncate(s string, n int) string {
 }
 
 // proposeError is the reply to a write the shard would not take.
-func proposeError(err error) string {
-	if errors.Is(err, shard.ErrFailed) {
-		return "ERR " + err.Error()
-	}
-	return "ERR server is shutting down"
-}
+func proposeError(err error) string { return shard.ErrorReply(err) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,13 @@ type Config struct {
 	CacheSize       int64  // Pebble block cache, bytes
 	MetaCacheSize   int64  // in-memory metadata cache, bytes (0: off)
 	File            string // the --config file, which CONFIG REWRITE updates ("" none)
+
+	// Replication (etcd's flag names). A server without RaftAddr is a group
+	// of one voter.
+	NodeID         uint64
+	RaftAddr       string            // this node's Raft listen address
+	InitialCluster map[uint64]string // every voter's Raft address, when the log is new
+	Join           bool              // start empty, to be added with RAFT ADD
 }
 
 // DefaultConfig is what `basalt` with no flags uses.
@@ -91,6 +99,29 @@ func (c *Config) Set(name, value string) error {
 			return fmt.Errorf("argument must be a memory value of at least 1mb")
 		}
 		c.CacheSize = n
+	case "node-id":
+		n, err := strconv.ParseUint(value, 10, 64)
+		if err != nil || n == 0 {
+			return fmt.Errorf("argument must be a positive integer")
+		}
+		c.NodeID = n
+	case "raft-addr":
+		c.RaftAddr = value
+	case "initial-cluster":
+		m, err := ParseCluster(value)
+		if err != nil {
+			return err
+		}
+		c.InitialCluster = m
+	case "join":
+		switch strings.ToLower(value) {
+		case "yes":
+			c.Join = true
+		case "no":
+			c.Join = false
+		default:
+			return fmt.Errorf("argument must be 'yes' or 'no'")
+		}
 	case "log-retain":
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n < 0 {
@@ -131,13 +162,56 @@ func (c *Config) Get(name string) (string, bool) {
 		return strconv.FormatInt(c.CacheSize, 10), true
 	case "meta-cache-size":
 		return strconv.FormatInt(c.MetaCacheSize, 10), true
+	case "node-id":
+		return strconv.FormatUint(c.NodeID, 10), true
+	case "raft-addr":
+		return c.RaftAddr, true
+	case "initial-cluster":
+		return FormatCluster(c.InitialCluster), true
+	case "join":
+		if c.Join {
+			return "yes", true
+		}
+		return "no", true
 	}
 	return "", false
 }
 
+// ParseCluster reads an --initial-cluster value: "1=host:port,2=host:port".
+func ParseCluster(v string) (map[uint64]string, error) {
+	m := map[uint64]string{}
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		id, addr, ok := strings.Cut(part, "=")
+		n, err := strconv.ParseUint(id, 10, 64)
+		if !ok || err != nil || n == 0 || addr == "" {
+			return nil, fmt.Errorf("bad cluster member %q: want ID=HOST:PORT", part)
+		}
+		m[n] = addr
+	}
+	return m, nil
+}
+
+// FormatCluster is the inverse of ParseCluster, ordered by ID.
+func FormatCluster(m map[uint64]string) string {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatUint(id, 10) + "=" + m[id]
+	}
+	return strings.Join(parts, ",")
+}
+
 // ConfigNames lists the settings in the order CONFIG GET * returns them.
 var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
-	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size", "meta-cache-size"}
+	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size", "meta-cache-size",
+	"node-id", "raft-addr", "initial-cluster", "join"}
 
 func setInt(dst *int, value string, lo, hi int) error {
 	n, err := strconv.Atoi(value)

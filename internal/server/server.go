@@ -59,12 +59,16 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	sh, err := shard.New(st, command.Apply, cfg.AppendFsync)
+	sh, err := shard.New(st, command.Apply, shardConfig(cfg))
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	sh.LogRetain = uint64(cfg.LogRetain)
+	if cfg.RaftAddr == "" && !sh.WaitLeader(5*time.Second) {
+		sh.Close()
+		st.Close()
+		return nil, errors.New("the shard did not elect itself leader")
+	}
 	return &Server{
 		cfg:      cfg,
 		st:       st,
@@ -75,6 +79,26 @@ func New(cfg Config) (*Server, error) {
 		clients:  map[int64]*Client{},
 		shutdown: make(chan struct{}),
 	}, nil
+}
+
+// shardConfig is the shard's part of the configuration.
+func shardConfig(cfg Config) shard.Config {
+	sc := shard.Config{
+		ID:        max(cfg.NodeID, 1),
+		RaftAddr:  cfg.RaftAddr,
+		Join:      cfg.Join,
+		Advertise: net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port)),
+		RaftDir:   filepath.Join(cfg.Dir, "raft"),
+		Fsync:     cfg.AppendFsync,
+		LogRetain: uint64(cfg.LogRetain),
+		Peers:     map[uint64]string{},
+	}
+	for id, addr := range cfg.InitialCluster {
+		if id != sc.ID {
+			sc.Peers[id] = addr
+		}
+	}
+	return sc
 }
 
 // Listen binds the configured address.
@@ -178,6 +202,9 @@ func (s *Server) expireLoop() {
 			return
 		case <-t.C:
 		}
+		if !s.shard.IsLeader() {
+			continue // the leader expires keys for the whole group
+		}
 		now := time.Now().UnixMilli()
 		for db := 0; db < s.st.Databases(); db++ {
 			for {
@@ -189,7 +216,7 @@ func (s *Server) expireLoop() {
 				}
 				p := shard.NewProposal(shard.Record{Kind: shard.KindExpire, DB: db, Cmds: [][][]byte{keys}}, 2)
 				if s.shard.Propose(p) != nil {
-					return
+					break
 				}
 				<-p.Done
 				s.Stats.ExpiredKeys.Add(int64(len(keys)))

@@ -174,3 +174,20 @@ func (s *Shard) serveBlocked(apply func(p *Proposal) bool) []*Proposal {
 	}
 	return done
 }
+
+// releaseBlocked ends every blocked call with err: the node stopped leading,
+// so their clients must retry where the writes now go.
+func (s *Shard) releaseBlocked(err error) {
+	s.blockMu.Lock()
+	var ws []*waiter
+	for _, w := range s.waiters {
+		ws = append(ws, w)
+	}
+	s.blockMu.Unlock()
+	for _, w := range ws {
+		if w.state.CompareAndSwap(waiting, served) {
+			s.forget(w)
+			reply(w.p, err)
+		}
+	}
+}

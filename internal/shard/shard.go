@@ -3,14 +3,20 @@ package shard
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"basalt/internal/raftlog"
 	"basalt/internal/resp"
 	"basalt/internal/store"
+	"basalt/internal/transport"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 // Fsync is the appendfsync policy.
@@ -72,24 +78,71 @@ func NewProposal(rec Record, proto int) *Proposal {
 // ErrClosed is returned for writes proposed after Close.
 var ErrClosed = errors.New("shard closed")
 
-// ErrFailed is returned for writes after a failed sync.
-var ErrFailed = errors.New("a sync of the log failed; writes are refused")
+// ErrFailed is returned for writes after the log or the store failed.
+var ErrFailed = errors.New("a write to the log or the store failed; writes are refused")
+
+// Config describes a shard's node in its Raft group. The zero value but
+// RaftDir is a lone node: a group of one voter with no transport.
+type Config struct {
+	ID       uint64            // this node's ID (default 1)
+	Peers    map[uint64]string // the other voters' Raft addresses, used when the log is new
+	Join     bool              // start empty and wait to be added (RAFT ADD) instead of bootstrapping
+	RaftAddr string            // the Raft transport's listen address; "" for a lone node
+	// Advertise is the client address peers forward commands to.
+	Advertise string
+	RaftDir   string // the Raft log's directory
+	Fsync     Fsync
+	// LogRetain is how many applied entries a lone node keeps in its log.
+	LogRetain uint64
+	// TickInterval is Raft's tick (default 10ms); an election takes
+	// ElectionTicks (default 10) to twice that without a heartbeat.
+	TickInterval  time.Duration
+	ElectionTicks int
+	Logger        raft.Logger
+}
 
 // Shard owns the single ordered write path of a key space.
+//
+// Writes. The apply loop of the leader takes every proposal waiting (a
+// group), gives each record its time and seed and applies the group to a
+// write batch that is not committed yet: the records are final once
+// applied (an EXEC whose WATCH failed becomes an aborted record, a blocked
+// client served after a push becomes a record of its own), so what goes to
+// the log is exactly what the leader applied. The group is proposed to Raft
+// as one entry. When Raft commits it (on a majority of synced logs), the
+// batch is committed to the store, without a sync of its own, and the
+// clients get their replies. If instead another entry commits first, or
+// leadership is lost, the batch is dropped and its clients get an error:
+// the store only ever holds committed entries, so reads never see a write
+// that may be lost. Followers, and a leader catching up, apply committed
+// entries from the log with the same applier. One group is in flight at a
+// time; proposals arriving meanwhile form the next group.
+//
+// After a crash the store may lag the log (its commits are not synced); the
+// entries after the store's applied index are applied again from the log.
 type Shard struct {
 	st    *store.Store
 	apply Applier
+	cfg   Config
+	node  *node
 	props chan *Proposal
 	fsync atomic.Int32
 
-	applied  atomic.Uint64
-	next     uint64 // index of the next record
-	lastTime int64
-	rng      *rand.PCG
+	events   chan event
+	applied  atomic.Uint64 // the last entry in the store, visible to reads
+	appliedC atomic.Pointer[chan struct{}]
+	leader   atomic.Uint64 // the leader as this node knows it
+	leadTerm atomic.Uint64 // the term this node leads in; 0 if it does not
 
-	// LogRetain is how many applied records the log keeps (0: all).
-	LogRetain uint64
-	truncated uint64 // records below this index are gone
+	appliedTermAtomic atomic.Uint64 // appliedTerm, for other goroutines
+
+	// Owned by the apply loop.
+	appliedTerm uint64 // the term of the last entry applied
+	pending     *inflight
+	nextID      uint64
+	lastTime    int64
+	rng         *rand.PCG
+	compacted   uint64
 
 	Watches *Watches
 	group   *groupTouches // watched keys modified by the group being applied
@@ -97,16 +150,24 @@ type Shard struct {
 	blocked blocked
 	blockMu sync.Mutex
 	waiters map[*Proposal]*waiter
-	wake    []string // keys with waiters touched by the record just applied
+	wake    []string // keys with waiters touched by the records applied
 
-	closeOnce   sync.Once
-	closing     chan struct{}
-	done        chan struct{}
-	completions chan completion // groups visible, waiting for their sync
-	completed   chan struct{}
-	failed      atomic.Bool // a sync failed: writes are refused
+	closeOnce sync.Once
+	closing   chan struct{}
+	done      chan struct{}
+	failed    atomic.Bool
 
 	Stats Stats
+}
+
+// inflight is the group the leader applied and proposed, waiting for Raft.
+type inflight struct {
+	id      uint64
+	tx      *store.Tx
+	touched *groupTouches
+	done    []*Proposal
+	records int
+	wake    []string
 }
 
 // Stats are counters for INFO.
@@ -117,34 +178,52 @@ type Stats struct {
 	LastErr atomic.Pointer[error]
 }
 
-// maxGroup bounds how many records share one batch and one sync.
+// maxGroup bounds how many records share one entry.
 const maxGroup = 4096
 
-// New starts the apply loop over st.
-func New(st *store.Store, apply Applier, fsync Fsync) (*Shard, error) {
+const entryVersion = 1
+
+// New opens the shard's Raft log and starts its loops over st.
+func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
+	if cfg.ID == 0 {
+		cfg.ID = 1
+	}
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = 10 * time.Millisecond
+	}
+	if cfg.ElectionTicks <= 0 {
+		cfg.ElectionTicks = 10
+	}
 	applied, err := st.AppliedIndex()
 	if err != nil {
 		return nil, err
 	}
 	seed := uint64(time.Now().UnixNano())
 	s := &Shard{
-		st:          st,
-		apply:       apply,
-		props:       make(chan *Proposal, maxGroup),
-		next:        applied + 1,
-		rng:         rand.NewPCG(seed, seed>>1|1),
-		LogRetain:   100000,
-		Watches:     newWatches(),
-		waiters:     map[*Proposal]*waiter{},
-		closing:     make(chan struct{}),
-		done:        make(chan struct{}),
-		completions: make(chan completion, 2),
-		completed:   make(chan struct{}),
+		st:        st,
+		apply:     apply,
+		cfg:       cfg,
+		props:     make(chan *Proposal, maxGroup),
+		events:    make(chan event, 64),
+		nextID:    rand.Uint64(),
+		rng:       rand.NewPCG(seed, seed>>1|1),
+		Watches:   newWatches(),
+		waiters:   map[*Proposal]*waiter{},
+		closing:   make(chan struct{}),
+		done:      make(chan struct{}),
+		compacted: applied,
 	}
 	s.applied.Store(applied)
-	s.fsync.Store(int32(fsync))
+	ch := make(chan struct{})
+	s.appliedC.Store(&ch)
+	s.fsync.Store(int32(cfg.Fsync))
+	n, err := openNode(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.node = n
+	go n.run()
 	go s.loop()
-	go s.complete()
 	go s.syncer()
 	return s, nil
 }
@@ -152,7 +231,7 @@ func New(st *store.Store, apply Applier, fsync Fsync) (*Shard, error) {
 // Store returns the store the shard applies to.
 func (s *Shard) Store() *store.Store { return s.st }
 
-// Applied is the index of the last record applied and visible to reads.
+// Applied is the index of the last entry applied and visible to reads.
 func (s *Shard) Applied() uint64 { return s.applied.Load() }
 
 // SetFsync changes the appendfsync policy at run time (CONFIG SET).
@@ -161,10 +240,156 @@ func (s *Shard) SetFsync(f Fsync) { s.fsync.Store(int32(f)) }
 // FsyncPolicy returns the appendfsync policy.
 func (s *Shard) FsyncPolicy() Fsync { return Fsync(s.fsync.Load()) }
 
+// IsLeader reports whether this node leads its group: writes go here.
+func (s *Shard) IsLeader() bool { return s.leadTerm.Load() != 0 }
+
+// Leader is the leader's ID as this node knows it (0: none).
+func (s *Shard) Leader() uint64 { return s.leader.Load() }
+
+// ID is this node's ID.
+func (s *Shard) ID() uint64 { return s.cfg.ID }
+
+// LeaderAddr is the client address the leader advertised ("" if unknown).
+func (s *Shard) LeaderAddr() string {
+	id := s.leader.Load()
+	switch {
+	case id == 0:
+		return ""
+	case id == s.cfg.ID:
+		return s.cfg.Advertise
+	case s.node.tr == nil:
+		return ""
+	}
+	return s.node.tr.Advertised(id)
+}
+
+// Status returns this node's view of the group.
+func (s *Shard) Status() Status { return s.node.status() }
+
+// WaitLeader waits until some node leads the group and, if it is this one,
+// until it can take writes. It reports whether that happened in time.
+func (s *Shard) WaitLeader(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if s.Leader() != 0 && (s.Leader() != s.cfg.ID || s.IsLeader() && s.ready()) {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
+
+// ready reports whether the leader applied an entry of its own term, so
+// every entry committed before its term is in the store.
+func (s *Shard) ready() bool {
+	t := s.leadTerm.Load()
+	return t != 0 && s.appliedTermAtomic.Load() == t
+}
+
+// ReadIndex waits until this node's store holds every write committed
+// before the call, after confirming with a majority that the node still
+// leads (Raft's ReadIndex): a read that follows sees the latest committed
+// state. A lone node is trivially up to date: its store has every
+// committed entry once the write's reply went out.
+func (s *Shard) ReadIndex(timeout time.Duration) error {
+	if s.node.loneFast.Load() {
+		return nil
+	}
+	r := readReq{done: make(chan uint64, 1)}
+	select {
+	case s.node.readc <- r:
+	case <-s.closing:
+		return ErrClosed
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	var idx uint64
+	select {
+	case i, ok := <-r.done:
+		if !ok {
+			return &NotLeaderError{Leader: s.Leader()}
+		}
+		idx = i
+	case <-t.C:
+		return errors.New("timed out confirming leadership")
+	}
+	return s.WaitApplied(idx, t.C)
+}
+
+// WaitApplied waits until the store holds entry idx (or timeout fires).
+func (s *Shard) WaitApplied(idx uint64, timeout <-chan time.Time) error {
+	for {
+		ch := s.appliedC.Load()
+		if s.applied.Load() >= idx {
+			return nil
+		}
+		select {
+		case <-*ch:
+		case <-timeout:
+			return errors.New("timed out waiting for the store to catch up")
+		case <-s.closing:
+			return ErrClosed
+		}
+	}
+}
+
+// setApplied publishes a new applied index and wakes its waiters.
+func (s *Shard) setApplied(idx, term uint64) {
+	s.appliedTerm = term
+	s.appliedTermAtomic.Store(term)
+	s.applied.Store(idx)
+	ch := make(chan struct{})
+	close(*s.appliedC.Swap(&ch))
+}
+
+// AddMember adds a voter (or a learner) with its Raft address; RemoveMember
+// removes one. Both wait until the change is applied on this node.
+func (s *Shard) AddMember(id uint64, addr string, learner bool) error {
+	t := raftpb.ConfChangeAddNode
+	if learner {
+		t = raftpb.ConfChangeAddLearnerNode
+	}
+	return s.changeMembers(raftpb.ConfChange{Type: t, NodeID: id, Context: []byte(addr)})
+}
+
+// RemoveMember removes node id from the group.
+func (s *Shard) RemoveMember(id uint64) error {
+	return s.changeMembers(raftpb.ConfChange{Type: raftpb.ConfChangeRemoveNode, NodeID: id})
+}
+
+func (s *Shard) changeMembers(cc raftpb.ConfChange) error {
+	if !s.IsLeader() {
+		return &NotLeaderError{Leader: s.Leader()}
+	}
+	c := confReq{cc: cc, done: make(chan error, 1)}
+	select {
+	case s.node.confc <- c:
+	case <-s.closing:
+		return ErrClosed
+	}
+	select {
+	case err := <-c.done:
+		return err
+	case <-time.After(10 * time.Second):
+		return errors.New("timed out waiting for the membership change to apply")
+	}
+}
+
+// TransferLeadership hands leadership to another voter, if this node
+// leads, and waits up to timeout for it to happen.
+func (s *Shard) TransferLeadership(timeout time.Duration) { s.node.transferLeadership(timeout) }
+
+// Transport returns the Raft transport (nil for a lone node), for fault
+// injection.
+func (s *Shard) Transport() *transport.Transport { return s.node.tr }
+
 // Propose queues p. The caller waits on p.Done.
 func (s *Shard) Propose(p *Proposal) error {
 	if s.failed.Load() {
 		return ErrFailed
+	}
+	if !s.IsLeader() {
+		return &NotLeaderError{Leader: s.Leader()}
 	}
 	select {
 	case <-s.closing:
@@ -179,32 +404,48 @@ func (s *Shard) Propose(p *Proposal) error {
 	}
 }
 
-// Close stops the loop after the writes already queued.
+// Close stops the shard: a leader hands over its leadership first; writes
+// still queued are answered, then the loops stop and the log closes.
 func (s *Shard) Close() {
-	s.closeOnce.Do(func() { close(s.closing) })
-	<-s.done
+	s.closeOnce.Do(func() {
+		s.node.transferLeadership(2 * time.Second)
+		close(s.closing)
+		<-s.done
+		s.node.stop()
+		s.node.log.Close()
+	})
+}
+
+// fail stops writes for good after the log or the store failed.
+func (s *Shard) fail(err error) {
+	s.Stats.LastErr.Store(&err)
+	s.failed.Store(true)
+	s.leadTerm.Store(0)
 }
 
 func (s *Shard) loop() {
-	defer func() {
-		close(s.completions)
-		<-s.completed
-		close(s.done)
-	}()
+	defer close(s.done)
 	group := make([]*Proposal, 0, maxGroup)
 	for {
-		var p *Proposal
-		select {
-		case p = <-s.props:
-		case <-s.closing:
-			// Apply what was queued before the close, then stop.
-			select {
-			case p = <-s.props:
-			default:
-				return
-			}
+		var props chan *Proposal
+		leading := s.ready()
+		if s.pending == nil && (leading || !s.IsLeader()) {
+			props = s.props // a follower takes them only to refuse them
 		}
-		group = append(group[:0], p)
+		if s.pending == nil && leading && len(s.wake) > 0 {
+			s.propose(nil) // serve clients blocked on keys the log touched
+			continue
+		}
+		select {
+		case ev := <-s.events:
+			s.handle(ev)
+			continue
+		case p := <-props:
+			group = append(group[:0], p)
+		case <-s.closing:
+			s.finish()
+			return
+		}
 	drain:
 		for len(group) < maxGroup {
 			select {
@@ -214,13 +455,137 @@ func (s *Shard) loop() {
 				break drain
 			}
 		}
-		s.commit(group)
+		if !leading {
+			s.refuse(group, &NotLeaderError{Leader: s.Leader()})
+			continue
+		}
+		s.propose(group)
 	}
 }
 
-// commit applies a group of proposals in one batch and one sync.
-func (s *Shard) commit(group []*Proposal) {
+// finish applies what is queued at Close, giving it a few seconds to
+// commit; what is left after that is refused.
+func (s *Shard) finish() {
+	deadline := time.After(5 * time.Second)
+	for {
+		if s.pending == nil {
+			group := s.queued()
+			if len(group) == 0 {
+				return
+			}
+			if !s.ready() {
+				s.refuse(group, ErrClosed)
+				continue
+			}
+			s.propose(group)
+			continue
+		}
+		select {
+		case ev := <-s.events:
+			s.handle(ev)
+		case <-deadline:
+			s.drop(ErrUnknownOutcome)
+			s.refuse(s.queued(), ErrClosed)
+			return
+		}
+	}
+}
+
+// queued takes the proposals waiting, up to a group.
+func (s *Shard) queued() []*Proposal {
+	var group []*Proposal
+	for len(group) < maxGroup {
+		select {
+		case p := <-s.props:
+			group = append(group, p)
+		default:
+			return group
+		}
+	}
+	return group
+}
+
+// refuse completes proposals that were not applied with err.
+func (s *Shard) refuse(group []*Proposal, err error) {
+	for _, p := range group {
+		reply(p, err)
+	}
+}
+
+// reply completes p with an error reply for err.
+func reply(p *Proposal, err error) {
+	if p.W != nil {
+		p.W.Reset()
+		p.W.Error(ErrorReply(err))
+	}
+	p.Done <- struct{}{}
+}
+
+// ErrorReply is the Redis error line for a write the shard did not apply.
+func ErrorReply(err error) string {
+	var nl *NotLeaderError
+	switch {
+	case errors.As(err, &nl):
+		return "TRYAGAIN " + err.Error()
+	case errors.Is(err, ErrUnknownOutcome):
+		return "TRYAGAIN " + err.Error()
+	case errors.Is(err, ErrClosed):
+		return "ERR server is shutting down"
+	}
+	return "ERR " + err.Error()
+}
+
+// propose applies a group to a new write batch, as the leader, and proposes
+// its records to Raft as one entry (see Shard).
+func (s *Shard) propose(group []*Proposal) {
 	tx := s.st.WriteTx()
+	touched := s.track(tx)
+	s.nextID++
+	id := s.nextID
+	data := binary.BigEndian.AppendUint64([]byte{entryVersion}, id)
+	var buf []byte
+	records := 0
+	// apply applies one proposal's record; it reports false if the record
+	// blocked.
+	apply := func(p *Proposal) bool {
+		rec := &p.Rec
+		rec.Index = s.applied.Load() + 1
+		if rec.Time == 0 {
+			rec.Time = s.clock()
+		}
+		rec.Seed = s.rng.Uint64()
+		s.applyOne(tx, rec, p.W)
+		// Logged after applying: an EXEC whose WATCH failed is logged as
+		// aborted, so applying the log needs no watch state.
+		buf = rec.Marshal(buf[:0])
+		data = binary.AppendUvarint(data, uint64(len(buf)))
+		data = append(data, buf...)
+		records++
+		return !(rec.Block && rec.BlockedOn != nil)
+	}
+	var done []*Proposal
+	if len(s.wake) > 0 {
+		done = append(done, s.serveBlocked(apply)...)
+	}
+	for _, p := range group {
+		if apply(p) || !s.block(p) {
+			done = append(done, p)
+		}
+		if len(s.wake) > 0 {
+			done = append(done, s.serveBlocked(apply)...)
+		}
+	}
+	if records == 0 {
+		tx.Close()
+		return
+	}
+	s.pending = &inflight{id: id, tx: tx, touched: touched, done: done, records: records}
+	s.node.propc <- data
+}
+
+// track hooks a write batch so that modified watched keys and keys with
+// blocked clients are noted.
+func (s *Shard) track(tx *store.Tx) *groupTouches {
 	touched := s.Watches.track(tx)
 	s.group = touched
 	watchTouched := tx.Touched
@@ -232,97 +597,189 @@ func (s *Shard) commit(group []*Proposal) {
 			}
 		}
 	}
-	first := s.next
-	var logBuf, buf []byte
-	// apply applies one proposal's record as the next log entry; it
-	// reports false if the record blocked.
-	apply := func(p *Proposal) bool {
-		rec := &p.Rec
-		rec.Index = s.next
-		s.next++
-		if rec.Time == 0 {
-			rec.Time = s.clock()
-		}
-		rec.Seed = s.rng.Uint64()
-		s.applyOne(tx, rec, p.W)
-		// Logged after applying: an EXEC whose WATCH failed is logged as
-		// aborted, so replaying the log needs no watch state.
-		buf = rec.Marshal(buf[:0])
-		logBuf = binary.AppendUvarint(logBuf, uint64(len(buf)))
-		logBuf = append(logBuf, buf...)
-		return !(rec.Block && rec.BlockedOn != nil)
+	return touched
+}
+
+// drop abandons the group in flight: its batch is discarded and its
+// clients get err. Blocked clients it registered keep waiting.
+func (s *Shard) drop(err error) {
+	p := s.pending
+	if p == nil {
+		return
 	}
-	var done []*Proposal
-	for _, p := range group {
-		if apply(p) || !s.block(p) {
-			done = append(done, p)
-		}
-		if len(s.wake) > 0 {
-			done = append(done, s.serveBlocked(apply)...)
-		}
+	s.pending = nil
+	s.group = nil
+	p.tx.Close()
+	for _, pr := range p.done {
+		reply(pr, err)
 	}
-	last := s.next - 1
-	tx.AppendLog(first, logBuf)
-	tx.SetApplied(last)
-	if s.LogRetain > 0 && last > s.LogRetain+s.truncated+1024 {
-		s.truncated = last - s.LogRetain
-		tx.TruncateLog(s.truncated)
+}
+
+// handle takes one event of the Raft loop.
+func (s *Shard) handle(ev event) {
+	switch {
+	case ev.lost:
+		s.drop(ErrUnknownOutcome)
+		s.releaseBlocked(ErrUnknownOutcome)
+	case ev.dropped != 0:
+		if s.pending != nil && s.pending.id == ev.dropped {
+			s.drop(&NotLeaderError{Leader: s.Leader()})
+		}
+	default:
+		s.applyEntries(ev.ents)
 	}
-	sync := Fsync(s.fsync.Load()) == FsyncAlways
-	wait, err := tx.CommitVisible(sync)
-	if err != nil {
-		// The batch is lost: no reply may claim it was written.
-		slog.Error("commit failed", "err", err)
-		s.Stats.LastErr.Store(&err)
-		tx.Close()
-		s.next = s.applied.Load() + 1
-		for _, p := range done {
-			if p.W != nil {
-				p.W.Reset()
-				p.W.Error("ERR write failed: " + err.Error())
-			}
-			p.Done <- struct{}{}
+}
+
+// applyEntries applies committed entries: the leader's own group in flight
+// is committed as applied; any other entry is applied from its records.
+func (s *Shard) applyEntries(ents []raftpb.Entry) {
+	var tx *store.Tx // for entries applied from the log
+	var touched *groupTouches
+	last, lastTerm := uint64(0), uint64(0)
+	flush := func() {
+		if tx == nil && last == 0 {
+			return
+		}
+		if tx == nil {
+			tx = s.st.WriteTx()
+			touched = s.track(tx)
+		}
+		tx.SetApplied(last)
+		if err := tx.Commit(false); err != nil {
+			s.storeFailed(err)
+			tx.Close()
+			return
+		}
+		s.Watches.publish(touched, last, &s.applied)
+		s.setApplied(last, lastTerm)
+		s.Stats.Groups.Add(1)
+		tx, touched, last = nil, nil, 0
+	}
+	for i := range ents {
+		e := &ents[i]
+		if e.Index <= s.applied.Load() && (last == 0 || e.Index <= last) {
+			continue // in the store already (a restart replays the log)
+		}
+		if e.Type != raftpb.EntryNormal || len(e.Data) == 0 {
+			last, lastTerm = e.Index, e.Term // nothing to apply
+			continue
+		}
+		if s.pending != nil && entryID(e.Data) == s.pending.id && tx == nil {
+			// Ours, and nothing was applied before it: the batch is exactly
+			// this entry's effect.
+			flush()
+			s.commitPending(e.Index, e.Term)
+			continue
+		}
+		// Another node's entry (or ours after something else came first:
+		// the batch we proposed it from is stale and is redone from the log).
+		s.drop(ErrUnknownOutcome)
+		if tx == nil {
+			tx = s.st.WriteTx()
+			touched = s.track(tx)
+		}
+		if err := s.applyEntry(tx, e); err != nil {
+			slog.Error("applying a log entry", "index", e.Index, "err", err)
+			s.storeFailed(err)
+			tx.Close()
+			return
+		}
+		last, lastTerm = e.Index, e.Term
+	}
+	flush()
+	s.maybeCompact()
+}
+
+// commitPending commits the group in flight, which Raft committed at index.
+func (s *Shard) commitPending(index, term uint64) {
+	p := s.pending
+	s.pending = nil
+	s.group = nil
+	p.tx.SetApplied(index)
+	if err := p.tx.Commit(false); err != nil {
+		s.storeFailed(err)
+		p.tx.Close()
+		for _, pr := range p.done {
+			reply(pr, err)
 		}
 		return
 	}
-	s.Watches.publish(touched, last, &s.applied)
-	s.Stats.Records.Add(int64(len(group)))
+	s.Watches.publish(p.touched, index, &s.applied)
+	s.setApplied(index, term)
+	s.Stats.Records.Add(int64(p.records))
 	s.Stats.Groups.Add(1)
-	if sync {
-		s.Stats.Syncs.Add(1)
+	for _, pr := range p.done {
+		pr.Done <- struct{}{}
 	}
-	// The next group is applied while this one syncs; its replies go out
-	// once it is on disk.
-	s.completions <- completion{wait: wait, done: done}
 }
 
-// completion is a group that is visible and waits for its sync.
-type completion struct {
-	wait func() error
-	done []*Proposal
+// applyEntry applies the records of one entry to tx.
+func (s *Shard) applyEntry(tx *store.Tx, e *raftpb.Entry) error {
+	if len(e.Data) < 9 || e.Data[0] != entryVersion {
+		return errors.New("unknown entry format")
+	}
+	return eachRecord(e.Data[9:], func(rec *Record) {
+		rec.Index = e.Index
+		s.applyOne(tx, rec, nil)
+		s.Stats.Records.Add(1)
+		if rec.Time > s.lastTime {
+			s.lastTime = rec.Time
+		}
+	})
 }
 
-// complete answers each group's proposals once the group is on disk, in
-// commit order. A failed sync leaves visible data that may not be on disk:
-// the shard then refuses every write, as Redis stops on a failed fsync.
-func (s *Shard) complete() {
-	defer close(s.completed)
-	for c := range s.completions {
-		if err := c.wait(); err != nil {
-			slog.Error("sync failed: refusing writes from now on", "err", err)
-			s.Stats.LastErr.Store(&err)
-			s.failed.Store(true)
-			for _, p := range c.done {
-				if p.W != nil {
-					p.W.Reset()
-					p.W.Error("ERR write failed: " + err.Error())
-				}
-			}
+// eachRecord decodes the records of an entry's payload.
+func eachRecord(data []byte, fn func(*Record)) error {
+	for len(data) > 0 {
+		n, k := binary.Uvarint(data)
+		if k <= 0 || n > uint64(len(data)-k) {
+			return errBadRecord
 		}
-		for _, p := range c.done {
-			p.Done <- struct{}{}
+		rec, err := Unmarshal(data[k : k+int(n)])
+		if err != nil {
+			return err
 		}
+		fn(rec)
+		data = data[k+int(n):]
 	}
+	return nil
+}
+
+// entryID is the proposal id an entry's payload starts with.
+func entryID(data []byte) uint64 {
+	if len(data) < 9 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(data[1:9])
+}
+
+// storeFailed stops the shard's writes after the store refused a commit:
+// what is in the log can no longer be applied in order.
+func (s *Shard) storeFailed(err error) {
+	slog.Error("store commit failed: refusing writes from now on", "err", err)
+	s.fail(err)
+	s.drop(err)
+}
+
+// maybeCompact drops old entries from a lone node's log once the store has
+// them on disk. A group with peers keeps its log: snapshots that would let
+// a far-behind follower catch up are not implemented yet.
+func (s *Shard) maybeCompact() {
+	retain := s.cfg.LogRetain
+	applied := s.applied.Load()
+	if retain == 0 || applied < s.compacted+retain+1024 || !s.node.loneFast.Load() {
+		return
+	}
+	if err := s.st.SyncWAL(); err != nil {
+		return
+	}
+	to := applied - retain
+	s.compacted = to
+	go s.node.do(func() {
+		if err := s.node.log.Compact(to); err != nil && !errors.Is(err, raft.ErrCompacted) {
+			slog.Error("compacting the raft log", "err", err)
+		}
+	})
 }
 
 // applyOne applies one record; a panic in a command becomes an error reply
@@ -365,7 +822,7 @@ func (s *Shard) syncer() {
 			return
 		case <-t.C:
 			if Fsync(s.fsync.Load()) == FsyncEverySec {
-				if err := s.st.SyncWAL(); err == nil {
+				if err := s.node.log.Sync(); err == nil {
 					s.Stats.Syncs.Add(1)
 				}
 			}
@@ -387,3 +844,45 @@ func Replay(st *store.Store, apply Applier, recs []*Record) error {
 // Watch registers a WATCH on (db, key) and returns the applied index it is
 // relative to.
 func (s *Shard) Watch(db int, key []byte) uint64 { return s.Watches.Watch(db, key, &s.applied) }
+
+// ReadLog calls fn for every record in the Raft log in dir (of a closed
+// shard), in log order; Index is the entry's index. Tools and tests use it
+// to replay a log.
+func ReadLog(dir string, fn func(*Record) error) error {
+	lg, err := raftlog.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer lg.Close()
+	first, _ := lg.FirstIndex()
+	last, _ := lg.LastIndex()
+	for lo := first; lo <= last; {
+		ents, err := lg.Entries(lo, last+1, 64<<20)
+		if err != nil {
+			return err
+		}
+		for i := range ents {
+			e := &ents[i]
+			lo = e.Index + 1
+			if e.Type != raftpb.EntryNormal || len(e.Data) == 0 {
+				continue
+			}
+			if len(e.Data) < 9 || e.Data[0] != entryVersion {
+				return fmt.Errorf("entry %d: unknown format", e.Index)
+			}
+			var ferr error
+			if err := eachRecord(e.Data[9:], func(rec *Record) {
+				rec.Index = e.Index
+				if ferr == nil {
+					ferr = fn(rec)
+				}
+			}); err != nil {
+				return fmt.Errorf("entry %d: %w", e.Index, err)
+			}
+			if ferr != nil {
+				return ferr
+			}
+		}
+	}
+	return nil
+}

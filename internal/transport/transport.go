@@ -23,8 +23,9 @@
 // Lost connections are redialed with exponential backoff.
 //
 // Wire format: a connection starts with a header (magic, sender ID,
-// receiver ID; the receiver closes connections meant for another node),
-// then carries frames of a 4-byte big-endian length and msg.Marshal().
+// receiver ID, then the sender's Advertise string after a 2-byte length;
+// the receiver closes connections meant for another node), then carries
+// frames of a 4-byte big-endian length and msg.Marshal().
 // Frames over MaxMessageSize are refused by both ends. Snapshots are not
 // streamed here; a MsgSnap carries only what raft puts in it.
 //
@@ -53,8 +54,8 @@ const (
 	// DefaultQueueSize is the per-peer queue length when QueueSize is 0.
 	DefaultQueueSize = 4096
 
-	magic        = "bRt1"
-	headerSize   = len(magic) + 16
+	magic        = "bRt2"
+	headerSize   = len(magic) + 16 + 2
 	dialTimeout  = time.Second
 	writeTimeout = 5 * time.Second
 	minBackoff   = 20 * time.Millisecond
@@ -84,6 +85,13 @@ type Transport struct {
 
 	// Logf, if set, receives connection errors worth a line in a log.
 	Logf func(format string, args ...any)
+
+	// Advertise is sent to every peer this node dials, and a peer's is
+	// kept when it dials us (see Advertised): basalt puts the client
+	// address there, so a follower knows where to forward commands.
+	Advertise string
+
+	advertised sync.Map // peer ID -> string
 
 	handler func(raftpb.Message)
 	ln      net.Listener
@@ -128,6 +136,14 @@ func (t *Transport) Start(handler func(raftpb.Message)) error {
 	t.wg.Add(1)
 	go t.accept()
 	return nil
+}
+
+// Advertised returns what peer id advertised when it last dialed this
+// node ("" if it has not).
+func (t *Transport) Advertised(id uint64) string {
+	v, _ := t.advertised.Load(id)
+	s, _ := v.(string)
+	return s
 }
 
 // ListenAddr is the address Start listens on (after Start only).
@@ -387,6 +403,9 @@ func (p *peer) dial() (net.Conn, func() bool, error) {
 	copy(hdr, magic)
 	binary.BigEndian.PutUint64(hdr[len(magic):], p.t.ID)
 	binary.BigEndian.PutUint64(hdr[len(magic)+8:], p.id)
+	adv := p.t.Advertise[:min(len(p.t.Advertise), 1024)]
+	binary.BigEndian.PutUint16(hdr[len(magic)+16:], uint16(len(adv)))
+	hdr = append(hdr, adv...)
 	c.SetWriteDeadline(time.Now().Add(writeTimeout))
 	if _, err := c.Write(hdr); err != nil {
 		stop()
@@ -463,6 +482,11 @@ func (t *Transport) serve(c net.Conn) {
 		t.logf("transport: %d: node %d at %s dialed us as node %d", t.ID, from, c.RemoteAddr(), to)
 		return
 	}
+	adv := make([]byte, binary.BigEndian.Uint16(hdr[len(magic)+16:]))
+	if _, err := io.ReadFull(r, adv); err != nil {
+		return
+	}
+	t.advertised.Store(from, string(adv))
 	var lenb [4]byte
 	var buf []byte
 	for {

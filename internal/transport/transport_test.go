@@ -242,7 +242,8 @@ func TestMaxMessageSize(t *testing.T) {
 func header(from, to uint64) []byte {
 	h := []byte(magic)
 	h = binary.BigEndian.AppendUint64(h, from)
-	return binary.BigEndian.AppendUint64(h, to)
+	h = binary.BigEndian.AppendUint64(h, to)
+	return binary.BigEndian.AppendUint16(h, 0) // nothing advertised
 }
 
 // TestSlowPeer checks Send never blocks on a peer that stops reading: the

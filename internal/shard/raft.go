@@ -1,0 +1,503 @@
+package shard
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"basalt/internal/raftlog"
+	"basalt/internal/transport"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
+)
+
+// The Raft side of a shard. One goroutine (node.run) owns the RawNode:
+//
+//	rd := rn.Ready()
+//	log.SaveReady(rd)          // entries and hard state, one batch, one sync
+//	transport.Send(rd.Messages)
+//	events <- rd.CommittedEntries // the apply loop applies them, in order
+//	rn.Advance(rd)
+//
+// Raft orders the shard's log: an entry is one group of records (see
+// shard.go for who proposes them and how they are applied). A lone node is
+// a group of one voter, so a single server and a cluster run the same path.
+
+// NotLeaderError is returned for writes on a node that does not lead its
+// group: the server forwards them to Leader (0 if unknown).
+type NotLeaderError struct{ Leader uint64 }
+
+func (e *NotLeaderError) Error() string {
+	if e.Leader == 0 {
+		return "no leader is known for the shard; try again shortly"
+	}
+	return "this node is not the leader; the leader is node " + strconv.FormatUint(e.Leader, 10)
+}
+
+// ErrUnknownOutcome is returned for a write proposed by a leader that lost
+// its leadership before the write committed: a new leader may still commit
+// it, or not.
+var ErrUnknownOutcome = errors.New("leadership changed; the write may or may not have been applied")
+
+// event is what the Raft loop hands the apply loop, in log order.
+type event struct {
+	ents    []raftpb.Entry // committed entries
+	lost    bool           // this node stopped leading
+	dropped uint64         // raft refused the proposal with this id
+}
+
+type readReq struct {
+	done chan uint64 // receives the read index; closed without one on failure
+}
+
+type confReq struct {
+	cc   raftpb.ConfChange
+	done chan error
+}
+
+// node runs the RawNode.
+type node struct {
+	s   *Shard
+	rn  *raft.RawNode
+	log *raftlog.Storage
+	tr  *transport.Transport // nil for a lone node without peers
+
+	propc   chan []byte
+	recvc   chan raftpb.Message
+	readc   chan readReq
+	confc   chan confReq
+	fnc     chan func()
+	unreach chan uint64
+	stopc   chan struct{}
+	done    chan struct{}
+
+	// loneFast mirrors lone() for other goroutines.
+	loneFast atomic.Bool
+
+	reads     map[string][]readReq // ReadIndex requests in flight, by context
+	readSeq   uint64
+	queued    []readReq // waiting for the next ReadIndex call
+	confs     []confReq // conf changes waiting for their entry to apply
+	leaderSet bool
+}
+
+// Status is a node's view of its group, for INFO and RAFT STATUS.
+type Status struct {
+	ID, Leader, Term, Commit, Applied, FirstIndex, LastIndex uint64
+	Role                                                     string
+	Voters, Learners                                         []uint64
+	Progress                                                 map[uint64]tracker.Progress
+	Peers                                                    map[uint64]string // transport address
+	Advertised                                               map[uint64]string // client address
+}
+
+func openNode(s *Shard, cfg Config) (*node, error) {
+	lg, err := raftlog.Open(cfg.RaftDir)
+	if err != nil {
+		return nil, err
+	}
+	if last, _ := lg.LastIndex(); last == 0 && !cfg.Join {
+		voters := []uint64{cfg.ID}
+		for id := range cfg.Peers {
+			if id != cfg.ID {
+				voters = append(voters, id)
+			}
+		}
+		sort.Slice(voters, func(i, j int) bool { return voters[i] < voters[j] })
+		if err := lg.Bootstrap(voters); err != nil {
+			lg.Close()
+			return nil, err
+		}
+	}
+	hs, cs, err := lg.InitialState()
+	if err != nil {
+		lg.Close()
+		return nil, err
+	}
+	if last, _ := lg.LastIndex(); last < s.applied.Load() {
+		// The store has entries the log lost: its unsynced tail went in a
+		// crash (appendfsync everysec or no). A lone node's store is the
+		// whole truth, so its log restarts after the store's last entry; a
+		// member of a group cannot know what it lost.
+		if len(cs.Voters) != 1 || cs.Voters[0] != cfg.ID || len(cs.Learners) > 0 {
+			lg.Close()
+			return nil, fmt.Errorf("the raft log ends at %d but the store has applied %d: this node lost acknowledged log entries and must be removed and re-added", last, s.applied.Load())
+		}
+		applied := s.applied.Load()
+		snap := raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{Index: applied, Term: max(hs.Term, 1), ConfState: cs}}
+		hs = raftpb.HardState{Term: max(hs.Term, 1), Vote: hs.Vote, Commit: applied}
+		if err := lg.Save(snap, hs, nil, true); err != nil {
+			lg.Close()
+			return nil, err
+		}
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}
+	}
+	// The hard state's commit index is not synced on its own, so the store
+	// may have applied past it after an OS crash; raft refuses an applied
+	// index beyond commit. Start from the lower one: the apply loop skips
+	// what the store has already.
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:              cfg.ID,
+		ElectionTick:    cfg.ElectionTicks,
+		HeartbeatTick:   1,
+		Storage:         lg,
+		Applied:         min(s.applied.Load(), hs.Commit),
+		MaxSizePerMsg:   1 << 20,
+		MaxInflightMsgs: 256,
+		CheckQuorum:     true,
+		PreVote:         true,
+		ReadOnlyOption:  raft.ReadOnlySafe,
+		// Proposals come only from this node's apply loop while it leads.
+		DisableProposalForwarding: true,
+		Logger:                    logger,
+	})
+	if err != nil {
+		lg.Close()
+		return nil, err
+	}
+	n := &node{
+		s: s, rn: rn, log: lg,
+		propc:   make(chan []byte, 4),
+		recvc:   make(chan raftpb.Message, 4096),
+		readc:   make(chan readReq, 1024),
+		confc:   make(chan confReq, 16),
+		fnc:     make(chan func()),
+		unreach: make(chan uint64, 64),
+		stopc:   make(chan struct{}),
+		done:    make(chan struct{}),
+		reads:   map[string][]readReq{},
+	}
+	if cfg.RaftAddr != "" {
+		n.tr = &transport.Transport{ID: cfg.ID, Addr: cfg.RaftAddr, Advertise: cfg.Advertise,
+			Unreachable: func(id uint64) {
+				select {
+				case n.unreach <- id:
+				default: // a hint; one pending is enough
+				}
+			}}
+		if err := n.tr.Start(func(m raftpb.Message) {
+			select {
+			case n.recvc <- m:
+			case <-n.stopc:
+			}
+		}); err != nil {
+			lg.Close()
+			return nil, err
+		}
+		for id, addr := range cfg.Peers {
+			if id != cfg.ID && addr != "" {
+				n.tr.AddPeer(id, addr)
+			}
+		}
+		n.restorePeers()
+	}
+	return n, nil
+}
+
+// restorePeers gives the transport the addresses of members added at run
+// time, which conf change entries carry and the log keeps.
+func (n *node) restorePeers() {
+	for id, addr := range n.log.Peers() {
+		if id != n.s.cfg.ID {
+			n.tr.AddPeer(id, addr)
+		}
+	}
+}
+
+func (n *node) run() {
+	defer close(n.done)
+	tick := time.NewTicker(n.s.cfg.TickInterval)
+	defer tick.Stop()
+	n.loneFast.Store(n.lone())
+	if n.loneFast.Load() {
+		n.rn.Campaign() // no one to wait for
+	}
+	for {
+		select {
+		case <-n.stopc:
+			n.failReads()
+			return
+		case <-tick.C:
+			n.rn.Tick()
+		case m := <-n.recvc:
+			n.rn.Step(m)
+		case id := <-n.unreach:
+			n.rn.ReportUnreachable(id)
+		case f := <-n.fnc:
+			f()
+		case data := <-n.propc:
+			n.propose(data)
+		case r := <-n.readc:
+			n.queued = append(n.queued, r)
+		case c := <-n.confc:
+			n.proposeConf(c)
+		}
+		n.drain()
+		n.startRead()
+		for n.rn.HasReady() {
+			if err := n.handleReady(n.rn.Ready()); err != nil {
+				slog.Error("raft: stopping the shard", "err", err)
+				n.s.fail(err)
+				n.failReads()
+				<-n.stopc
+				return
+			}
+		}
+	}
+}
+
+// lone reports whether this node is the group's only voter.
+func (n *node) lone() bool {
+	cfg := n.rn.Status().Config
+	voters := cfg.Voters.IDs()
+	_, self := voters[n.s.cfg.ID]
+	return len(voters) == 1 && self && len(cfg.Learners) == 0
+}
+
+// drain steps the messages already received and takes the requests already
+// queued, so one Ready carries many of them (one sync for all).
+func (n *node) drain() {
+	for i := 0; i < 4096; i++ {
+		select {
+		case m := <-n.recvc:
+			n.rn.Step(m)
+		case data := <-n.propc:
+			n.propose(data)
+		case r := <-n.readc:
+			n.queued = append(n.queued, r)
+		default:
+			return
+		}
+	}
+}
+
+func (n *node) propose(data []byte) {
+	if err := n.rn.Propose(data); err != nil {
+		n.s.events <- event{dropped: entryID(data)}
+	}
+}
+
+// proposeConf proposes a membership change; its done channel is answered
+// when the entry is applied (or at once if raft refuses it).
+func (n *node) proposeConf(c confReq) {
+	if err := n.rn.ProposeConfChange(c.cc); err != nil {
+		c.done <- fmt.Errorf("membership change refused: %w", err)
+		return
+	}
+	n.confs = append(n.confs, c)
+}
+
+// startRead asks raft for a read index covering every read queued since
+// the last one: many concurrent reads share one round of heartbeats.
+func (n *node) startRead() {
+	if len(n.queued) == 0 {
+		return
+	}
+	n.readSeq++
+	ctx := binary.BigEndian.AppendUint64(nil, n.readSeq)
+	n.reads[string(ctx)] = n.queued
+	n.queued = nil
+	n.rn.ReadIndex(ctx)
+}
+
+func (n *node) failReads() {
+	for k, rs := range n.reads {
+		for _, r := range rs {
+			close(r.done)
+		}
+		delete(n.reads, k)
+	}
+	for _, r := range n.queued {
+		close(r.done)
+	}
+	n.queued = nil
+}
+
+func (n *node) handleReady(rd raft.Ready) error {
+	sync := rd.MustSync && n.s.FsyncPolicy() == FsyncAlways
+	if err := n.log.Save(rd.Snapshot, rd.HardState, rd.Entries, sync); err != nil {
+		return fmt.Errorf("saving raft state: %w", err)
+	}
+	if !raft.IsEmptySnap(rd.Snapshot) && rd.Snapshot.Metadata.Index > n.s.applied.Load()+1 {
+		// Snapshots carry no data yet: only the bootstrap snapshot (index 1,
+		// an empty store) may be installed. See docs/replication.md.
+		return fmt.Errorf("a snapshot at index %d would be needed to catch up; not supported yet", rd.Snapshot.Metadata.Index)
+	}
+	if sync {
+		n.s.Stats.Syncs.Add(1)
+	}
+	if n.tr != nil {
+		n.tr.Send(rd.Messages)
+	}
+	for _, rs := range rd.ReadStates {
+		for _, r := range n.reads[string(rs.RequestCtx)] {
+			r.done <- rs.Index
+		}
+		delete(n.reads, string(rs.RequestCtx))
+	}
+	n.applyConf(rd.CommittedEntries)
+	if len(rd.CommittedEntries) > 0 {
+		n.s.events <- event{ents: rd.CommittedEntries}
+	}
+	if rd.SoftState != nil {
+		n.s.leader.Store(rd.SoftState.Lead)
+		if rd.SoftState.RaftState == raft.StateLeader {
+			n.s.leadTerm.Store(n.rn.BasicStatus().Term)
+			n.leaderSet = true
+		} else if n.leaderSet {
+			n.leaderSet = false
+			n.s.leadTerm.Store(0)
+			n.failReads()
+			n.s.events <- event{lost: true}
+		}
+	}
+	n.rn.Advance(rd)
+	return nil
+}
+
+// applyConf applies committed membership changes to raft and to the
+// transport. Data entries are left to the apply loop.
+func (n *node) applyConf(ents []raftpb.Entry) {
+	for i := range ents {
+		e := &ents[i]
+		if e.Type != raftpb.EntryConfChange {
+			continue
+		}
+		var cc raftpb.ConfChange
+		if err := cc.Unmarshal(e.Data); err != nil {
+			slog.Error("raft: bad conf change entry", "index", e.Index, "err", err)
+			continue
+		}
+		cs := n.rn.ApplyConfChange(cc)
+		addr := string(cc.Context)
+		if err := n.log.ApplyConfChange(*cs, cc.NodeID, addr, cc.Type == raftpb.ConfChangeRemoveNode); err != nil {
+			slog.Error("raft: saving the configuration", "err", err)
+		}
+		if n.tr != nil && cc.NodeID != n.s.cfg.ID {
+			switch cc.Type {
+			case raftpb.ConfChangeAddNode, raftpb.ConfChangeAddLearnerNode:
+				if addr != "" {
+					n.tr.AddPeer(cc.NodeID, addr)
+				}
+			case raftpb.ConfChangeRemoveNode:
+				n.tr.RemovePeer(cc.NodeID)
+			}
+		}
+		n.loneFast.Store(n.lone())
+		if len(n.confs) > 0 {
+			n.confs[0].done <- nil
+			n.confs = n.confs[1:]
+		}
+	}
+}
+
+// do runs f in the Raft loop, where the RawNode may be used.
+func (n *node) do(f func()) error {
+	ran := make(chan struct{})
+	select {
+	case n.fnc <- func() { f(); close(ran) }:
+	case <-n.done:
+		return ErrClosed
+	}
+	<-ran
+	return nil
+}
+
+func (n *node) status() Status {
+	var st Status
+	n.do(func() {
+		rs := n.rn.Status()
+		st = Status{ID: rs.ID, Leader: rs.Lead, Term: rs.Term, Commit: rs.Commit,
+			Role: roleName(rs.RaftState), Progress: rs.Progress}
+		st.Voters = sortedIDs(rs.Config.Voters.IDs())
+		st.Learners = sortedIDs(rs.Config.Learners)
+	})
+	st.Applied = n.s.applied.Load()
+	st.FirstIndex, _ = n.log.FirstIndex()
+	st.LastIndex, _ = n.log.LastIndex()
+	st.Peers, st.Advertised = map[uint64]string{}, map[uint64]string{}
+	for id, addr := range n.s.cfg.Peers {
+		st.Peers[id] = addr
+	}
+	for id, addr := range n.log.Peers() {
+		st.Peers[id] = addr
+	}
+	if n.tr != nil {
+		st.Peers[n.s.cfg.ID] = n.tr.ListenAddr()
+		for id := range st.Peers {
+			if a := n.tr.Advertised(id); a != "" {
+				st.Advertised[id] = a
+			}
+		}
+	}
+	st.Advertised[n.s.cfg.ID] = n.s.cfg.Advertise
+	return st
+}
+
+func roleName(s raft.StateType) string {
+	switch s {
+	case raft.StateLeader:
+		return "leader"
+	case raft.StateCandidate, raft.StatePreCandidate:
+		return "candidate"
+	}
+	return "follower"
+}
+
+func sortedIDs[V any](m map[uint64]V) []uint64 {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// transferLeadership hands leadership to the most up-to-date follower and
+// waits (up to timeout) for it to take over: a graceful shutdown then costs
+// clients a moment instead of an election timeout.
+func (n *node) transferLeadership(timeout time.Duration) {
+	var target uint64
+	n.do(func() {
+		rs := n.rn.Status()
+		if rs.RaftState != raft.StateLeader {
+			return
+		}
+		best := uint64(0)
+		for id, pr := range rs.Progress {
+			if id != rs.ID && !pr.IsLearner && pr.Match >= best {
+				target, best = id, pr.Match
+			}
+		}
+		if target != 0 {
+			n.rn.TransferLeader(target)
+		}
+	})
+	if target == 0 {
+		return
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && n.s.leadTerm.Load() != 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (n *node) stop() {
+	close(n.stopc)
+	<-n.done
+	if n.tr != nil {
+		n.tr.Stop()
+	}
+}
