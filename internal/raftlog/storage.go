@@ -94,9 +94,9 @@ func (s logState) term(i uint64) uint64 {
 type Storage struct {
 	db *pebble.DB
 
-	mu   sync.Mutex
-	log  logState
-	hs   raftpb.HardState
+	mu    sync.Mutex
+	log   logState
+	hs    raftpb.HardState
 	cs    raftpb.ConfState
 	snap  raftpb.Snapshot
 	peers map[uint64]string
