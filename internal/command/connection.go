@@ -15,6 +15,9 @@ func init() {
 		&Command{Name: "exec", Arity: 1, Flags: connFlags | SkipSlowlog, Categories: []string{"slow", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction."},
 		&Command{Name: "discard", Arity: 1, Flags: connFlags | Fast | AllowBusy, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "2.0.0", Summary: "Discards a transaction."},
 		&Command{Name: "watch", Arity: -2, Flags: connFlags | Fast | AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{{Flags: []string{"RO"}, Index: 1, LastKey: -1, KeyStep: 1}}, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction."},
+		&Command{Name: "readonly", Arity: 1, Flags: connFlags | Fast, Categories: []string{"fast", "connection"}, Group: "cluster", Since: "3.0.0", Summary: "Enables read-only queries for a connection to a follower: reads are served from the follower's state, possibly stale."},
+		&Command{Name: "readwrite", Arity: 1, Flags: connFlags | Fast, Categories: []string{"fast", "connection"}, Group: "cluster", Since: "3.0.0", Summary: "Enables read-write queries for a connection: reads go to the leader again."},
+		&Command{Name: "raft", Arity: -2, Flags: Conn | Admin | NoScript | Stale, Categories: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "basalt", Summary: "Shows and changes the node's Raft group: STATUS, ADD id raft-addr [LEARNER], REMOVE id, TRANSFER [id], ISOLATE on|off."},
 		&Command{Name: "unwatch", Arity: 1, Flags: connFlags | Fast | AllowBusy, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Forgets about watched keys of a transaction."},
 	)
 }

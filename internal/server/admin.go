@@ -263,7 +263,23 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("total_error_replies", 0)
 	case "replication":
 		title = "Replication"
-		add("role", "master")
+		st := s.shard.Status()
+		role := "master"
+		if st.Role != "leader" {
+			role = "slave"
+		}
+		add("role", role)
+		add("raft_node_id", st.ID)
+		add("raft_role", st.Role)
+		add("raft_leader_id", st.Leader)
+		add("raft_term", st.Term)
+		add("raft_commit_index", st.Commit)
+		add("raft_applied_index", st.Applied)
+		add("raft_voters", joinIDs(st.Voters))
+		for _, l := range raftStatusLines(st)[10:] {
+			name, v, _ := strings.Cut(l, ":")
+			add("raft_"+name, v)
+		}
 		add("connected_slaves", 0)
 		add("master_failover_state", "no-failover")
 		add("master_replid", s.runID)
@@ -857,6 +873,11 @@ func (c *Client) kill(o *Client) {
 // cmdDebug implements DEBUG SLEEP, which tests use to hold a connection.
 func cmdDebug(c *Client, argv [][]byte) {
 	sub := strings.ToLower(string(argv[1]))
+	if sub == "digest" && len(argv) == 2 {
+		c.waitPending()
+		debugDigest(c)
+		return
+	}
 	if sub == "sleep" && len(argv) == 3 {
 		secs, ok := num.ParseFloat(argv[2])
 		if !ok {

@@ -40,6 +40,10 @@ type Client struct {
 	// wait for them first.
 	pending []*shard.Proposal
 
+	up            *upstream // the connection to the leader this client's commands go to
+	readonly      bool      // READONLY: reads are served here even on a follower
+	readConfirmed bool      // a ReadIndex covers the reads buffered now
+
 	multi     bool
 	multiErr  bool
 	queued    [][][]byte
@@ -97,6 +101,7 @@ func (c *Client) serve() {
 			return
 		}
 		if c.rd.Buffered() == 0 || c.out.Len() > flushAt || len(c.pending) >= 1024 {
+			c.readConfirmed = false // what comes next arrives after these replies
 			c.waitPending()
 			if !c.flush() {
 				return
@@ -107,6 +112,7 @@ func (c *Client) serve() {
 
 func (c *Client) close() {
 	c.closeOnce.Do(func() {
+		c.closeUpstream()
 		c.unwatchAll()
 		c.nc.Close()
 	})
@@ -126,8 +132,15 @@ func (c *Client) flush() bool {
 	return err == nil
 }
 
-// waitPending waits for the proposed writes and appends their replies.
+// waitPending waits for the proposed and forwarded commands and appends
+// their replies.
 func (c *Client) waitPending() {
+	c.waitLocal()
+	c.drainUpstream(true)
+}
+
+// waitLocal waits for the proposed writes and appends their replies.
+func (c *Client) waitLocal() {
 	for i, p := range c.pending {
 		<-p.Done
 		c.out.Raw(p.W.Bytes())
@@ -183,6 +196,10 @@ func (c *Client) dispatch(argv [][]byte) {
 		c.reply().Error("ERR Command not allowed inside a transaction")
 		return
 	}
+	if !c.multi && c.mustForward(cmd) {
+		c.forward(argv)
+		return
+	}
 	if c.multi && !isTxControl(cmd.Name) {
 		c.queued = append(c.queued, argv)
 		c.reply().Simple("QUEUED")
@@ -219,6 +236,16 @@ var noTouch = map[string]bool{"object": true, "type": true, "exists": true, "ttl
 // pending writes so that it sees them.
 func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
 	w := c.reply()
+	if !c.readonly && !c.readConfirmed {
+		// Linearizable: confirm leadership and wait for the store to
+		// hold every write committed before this read arrived. One
+		// confirmation covers every command already buffered.
+		if err := c.srv.shard.ReadIndex(5 * time.Second); err != nil {
+			w.Error(shard.ErrorReply(err))
+			return
+		}
+		c.readConfirmed = true
+	}
 	// Movable-key commands (SINTERCARD, ZUNION...) have FirstKey 0 but key specs.
 	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey || cmd.FirstKey == 0 && cmd.KeySpecs != nil
 	tx := c.srv.st.ReadTx(c.db, now, multiKey)

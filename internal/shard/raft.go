@@ -151,7 +151,7 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:              cfg.ID,
 		ElectionTick:    cfg.ElectionTicks,
-		HeartbeatTick:   1,
+		HeartbeatTick:   2,
 		Storage:         lg,
 		Applied:         min(s.applied.Load(), hs.Commit),
 		MaxSizePerMsg:   1 << 20,

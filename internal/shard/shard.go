@@ -94,8 +94,11 @@ type Config struct {
 	Fsync     Fsync
 	// LogRetain is how many applied entries a lone node keeps in its log.
 	LogRetain uint64
-	// TickInterval is Raft's tick (default 10ms); an election takes
-	// ElectionTicks (default 10) to twice that without a heartbeat.
+	// TickInterval is Raft's tick (default 50ms); a leader sends heartbeats
+	// every two ticks, and a follower that hears none for ElectionTicks
+	// (default 20: one to two seconds with the randomisation) starts an
+	// election. Shorter timeouts fail over faster but make a loaded
+	// machine's slow fsyncs look like a dead leader.
 	TickInterval  time.Duration
 	ElectionTicks int
 	Logger        raft.Logger
@@ -115,8 +118,10 @@ type Config struct {
 // leadership is lost, the batch is dropped and its clients get an error:
 // the store only ever holds committed entries, so reads never see a write
 // that may be lost. Followers, and a leader catching up, apply committed
-// entries from the log with the same applier. One group is in flight at a
-// time; proposals arriving meanwhile form the next group.
+// entries from the log with the same applier. Up to maxInflight groups are
+// in flight at once, each applied on top of the ones before it (see
+// store.WriteTxAfter), so applying the next group overlaps the sync and the
+// replication of the previous ones.
 //
 // After a crash the store may lag the log (its commits are not synced); the
 // entries after the store's applied index are applied again from the log.
@@ -137,8 +142,8 @@ type Shard struct {
 	appliedTermAtomic atomic.Uint64 // appliedTerm, for other goroutines
 
 	// Owned by the apply loop.
-	appliedTerm uint64 // the term of the last entry applied
-	pending     *inflight
+	appliedTerm uint64      // the term of the last entry applied
+	pending     []*inflight // groups proposed, oldest first
 	nextID      uint64
 	lastTime    int64
 	rng         *rand.PCG
@@ -181,6 +186,14 @@ type Stats struct {
 // maxGroup bounds how many records share one entry.
 const maxGroup = 4096
 
+// maxInflight bounds the groups proposed and not yet committed; maxView
+// bounds the bytes their shared view may hold before the loop lets them
+// drain (a view is freed only once every group on it is committed).
+const (
+	maxInflight = 4
+	maxView     = 16 << 20
+)
+
 const entryVersion = 1
 
 // New opens the shard's Raft log and starts its loops over st.
@@ -189,10 +202,10 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 		cfg.ID = 1
 	}
 	if cfg.TickInterval <= 0 {
-		cfg.TickInterval = 10 * time.Millisecond
+		cfg.TickInterval = 50 * time.Millisecond
 	}
 	if cfg.ElectionTicks <= 0 {
-		cfg.ElectionTicks = 10
+		cfg.ElectionTicks = 20
 	}
 	applied, err := st.AppliedIndex()
 	if err != nil {
@@ -429,10 +442,10 @@ func (s *Shard) loop() {
 	for {
 		var props chan *Proposal
 		leading := s.ready()
-		if s.pending == nil && (leading || !s.IsLeader()) {
+		if leading && s.roomInFlight() || !s.IsLeader() && len(s.pending) == 0 {
 			props = s.props // a follower takes them only to refuse them
 		}
-		if s.pending == nil && leading && len(s.wake) > 0 {
+		if leading && s.roomInFlight() && len(s.wake) > 0 {
 			s.propose(nil) // serve clients blocked on keys the log touched
 			continue
 		}
@@ -468,7 +481,7 @@ func (s *Shard) loop() {
 func (s *Shard) finish() {
 	deadline := time.After(5 * time.Second)
 	for {
-		if s.pending == nil {
+		if len(s.pending) == 0 || s.roomInFlight() && len(s.props) > 0 {
 			group := s.queued()
 			if len(group) == 0 {
 				return
@@ -505,6 +518,12 @@ func (s *Shard) queued() []*Proposal {
 	return group
 }
 
+// roomInFlight reports whether another group may be proposed now.
+func (s *Shard) roomInFlight() bool {
+	n := len(s.pending)
+	return n == 0 || n < maxInflight && s.pending[n-1].tx.ViewSize() < maxView
+}
+
 // refuse completes proposals that were not applied with err.
 func (s *Shard) refuse(group []*Proposal, err error) {
 	for _, p := range group {
@@ -538,7 +557,11 @@ func ErrorReply(err error) string {
 // propose applies a group to a new write batch, as the leader, and proposes
 // its records to Raft as one entry (see Shard).
 func (s *Shard) propose(group []*Proposal) {
-	tx := s.st.WriteTx()
+	var prev *store.Tx
+	if n := len(s.pending); n > 0 {
+		prev = s.pending[n-1].tx
+	}
+	tx := s.st.WriteTxAfter(prev)
 	touched := s.track(tx)
 	s.nextID++
 	id := s.nextID
@@ -579,7 +602,8 @@ func (s *Shard) propose(group []*Proposal) {
 		tx.Close()
 		return
 	}
-	s.pending = &inflight{id: id, tx: tx, touched: touched, done: done, records: records}
+	s.pending = append(s.pending, &inflight{id: id, tx: tx, touched: touched, done: done, records: records})
+	s.group = nil
 	s.node.propc <- data
 }
 
@@ -600,19 +624,19 @@ func (s *Shard) track(tx *store.Tx) *groupTouches {
 	return touched
 }
 
-// drop abandons the group in flight: its batch is discarded and its
-// clients get err. Blocked clients it registered keep waiting.
+// drop abandons the groups in flight: their batches are discarded and
+// their clients get err. Blocked clients they registered keep waiting.
 func (s *Shard) drop(err error) {
-	p := s.pending
-	if p == nil {
-		return
+	for i := len(s.pending) - 1; i >= 0; i-- {
+		s.pending[i].tx.Close() // newest first
 	}
-	s.pending = nil
+	for _, p := range s.pending {
+		for _, pr := range p.done {
+			reply(pr, err)
+		}
+	}
+	s.pending = s.pending[:0]
 	s.group = nil
-	p.tx.Close()
-	for _, pr := range p.done {
-		reply(pr, err)
-	}
 }
 
 // handle takes one event of the Raft loop.
@@ -622,8 +646,11 @@ func (s *Shard) handle(ev event) {
 		s.drop(ErrUnknownOutcome)
 		s.releaseBlocked(ErrUnknownOutcome)
 	case ev.dropped != 0:
-		if s.pending != nil && s.pending.id == ev.dropped {
-			s.drop(&NotLeaderError{Leader: s.Leader()})
+		for _, p := range s.pending {
+			if p.id == ev.dropped {
+				s.drop(&NotLeaderError{Leader: s.Leader()})
+				break
+			}
 		}
 	default:
 		s.applyEntries(ev.ents)
@@ -664,7 +691,7 @@ func (s *Shard) applyEntries(ents []raftpb.Entry) {
 			last, lastTerm = e.Index, e.Term // nothing to apply
 			continue
 		}
-		if s.pending != nil && entryID(e.Data) == s.pending.id && tx == nil {
+		if len(s.pending) > 0 && entryID(e.Data) == s.pending[0].id && tx == nil {
 			// Ours, and nothing was applied before it: the batch is exactly
 			// this entry's effect.
 			flush()
@@ -692,9 +719,8 @@ func (s *Shard) applyEntries(ents []raftpb.Entry) {
 
 // commitPending commits the group in flight, which Raft committed at index.
 func (s *Shard) commitPending(index, term uint64) {
-	p := s.pending
-	s.pending = nil
-	s.group = nil
+	p := s.pending[0]
+	s.pending = s.pending[1:]
 	p.tx.SetApplied(index)
 	if err := p.tx.Commit(false); err != nil {
 		s.storeFailed(err)
@@ -800,7 +826,14 @@ func (s *Shard) applyOne(tx *store.Tx, rec *Record, w *resp.Writer) {
 
 // WatchDirty reports whether a watched key changed since its WATCH. Only
 // the applier calls it, from the apply loop.
-func (s *Shard) WatchDirty(k WatchKey) bool { return s.Watches.Dirty(s.group, k) }
+func (s *Shard) WatchDirty(k WatchKey) bool {
+	for _, p := range s.pending { // groups applied but not committed yet
+		if p.touched.keys[watchID(k.DB, k.Key)] {
+			return true
+		}
+	}
+	return s.Watches.Dirty(s.group, k)
+}
 
 // clock is the record time: wall clock, never going backwards.
 func (s *Shard) clock() int64 {

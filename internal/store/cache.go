@@ -99,13 +99,16 @@ func (s *cacheShard) put(mk, value []byte, found bool) {
 		delete(s.m, string(mk))
 	}
 	cost := entryCost(mk, value)
-	// Map iteration starts at a random place: random eviction.
-	for k, e := range s.m {
-		if s.bytes+cost <= s.limit {
-			break
+	if s.bytes+cost > s.limit {
+		// Map iteration starts at a random place: random eviction. (Only
+		// when needed: starting an iteration is not free.)
+		for k, e := range s.m {
+			if s.bytes+cost <= s.limit {
+				break
+			}
+			s.bytes -= entryCost([]byte(k), e.value)
+			delete(s.m, k)
 		}
-		s.bytes -= entryCost([]byte(k), e.value)
-		delete(s.m, k)
 	}
 	if s.bytes+cost > s.limit {
 		return

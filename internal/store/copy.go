@@ -32,7 +32,7 @@ func (t *Tx) CopyTo(src []byte, m Meta, dstDB int, dst []byte) {
 	// An iterator on the batch sees the batch as it was when created, so
 	// writing dst's members while walking src's is safe (and the two
 	// prefixes never overlap).
-	it, err := t.b.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: PrefixEnd(from)})
+	it, err := t.chain.view.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: PrefixEnd(from)})
 	if err != nil {
 		panic(err)
 	}
@@ -40,9 +40,7 @@ func (t *Tx) CopyTo(src []byte, m Meta, dstDB int, dst []byte) {
 	k := to
 	for ok := it.First(); ok; ok = it.Next() {
 		k = append(k[:len(to)], it.Key()[len(from):]...)
-		if err := t.b.Set(k, it.Value(), nil); err != nil {
-			panic(err)
-		}
+		t.set(k, it.Value())
 	}
 	if err := it.Error(); err != nil {
 		panic(err)

@@ -12,15 +12,27 @@ import (
 var ErrReadOnly = errors.New("store: write on a read view")
 
 // Tx is one view of the store as commands see it. A read Tx reads applied
-// state (the live engine or a snapshot). A write Tx reads and writes the
-// apply loop's indexed batch: the records of one group commit share it, and
-// each sees the writes of those before it.
+// state (the live engine or a snapshot). A write Tx is the batch of one
+// group of records: each record sees the writes of those before it.
+//
+// Write Txs can be chained (WriteTxAfter): the leader applies the next
+// group while the previous one waits for Raft, so the next one must see
+// writes that are not in Pebble yet. A chain shares one indexed batch, the
+// view, that every Tx of the chain writes to and reads from; each Tx also
+// writes its own plain batch, which is what it commits. Committing Tx k
+// puts exactly its own writes in Pebble; the view still holds them, with
+// the same values, so later Txs read the same either way. Txs of a chain
+// commit in order; dropping one drops the ones after it.
 type Tx struct {
 	st    *Store
 	r     pebble.Reader
-	b     *pebble.Batch // nil for a read Tx
+	b     *pebble.Batch // what a write Tx commits; nil for a read Tx
 	snap  *pebble.Snapshot
 	dbMap []int
+
+	chain     *chain
+	prev      *Tx // the Tx before this one in its chain, if not committed yet
+	committed bool
 
 	// DB is the logical database commands address; Now is the clock they
 	// see (the record's time in a write Tx).
@@ -44,6 +56,22 @@ type Tx struct {
 	flushed bool
 }
 
+// chain is the view shared by chained write Txs.
+type chain struct {
+	view *pebble.Batch // indexed: Pebble plus every write of the chain
+	open int           // Txs of the chain not committed or closed yet
+}
+
+func (c *chain) release() {
+	if c.open--; c.open == 0 {
+		c.view.Close()
+	}
+}
+
+// ViewSize is how many bytes the chain's view holds: a long chain's view
+// only shrinks once every Tx of it is committed.
+func (t *Tx) ViewSize() int { return t.chain.view.Len() }
+
 // ReadTx returns a read view of applied state in logical database db at now.
 // A snapshot makes multi-key reads see one instant; single-key reads don't
 // need it.
@@ -56,13 +84,27 @@ func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
 	return t
 }
 
-// WriteTx starts the batch of one group commit.
-func (s *Store) WriteTx() *Tx {
-	b := s.pdb.NewIndexedBatch()
-	m := append([]int(nil), *s.dbMap.Load()...) // Swap edits the copy
+// WriteTx starts the batch of one group, on committed state.
+func (s *Store) WriteTx() *Tx { return s.WriteTxAfter(nil) }
+
+// WriteTxAfter starts the batch of one group that sees the writes of prev
+// (and of prev's predecessors) as if they were committed. prev must commit
+// before the new Tx, or be dropped with it. nil or a finished prev starts
+// a new chain.
+func (s *Store) WriteTxAfter(prev *Tx) *Tx {
 	n := len(s.counts)
-	return &Tx{st: s, r: b, b: b, dbMap: m, countDelta: make([]int64, n), expiresDelta: make([]int64, n),
+	t := &Tx{st: s, b: s.pdb.NewBatch(), countDelta: make([]int64, n), expiresDelta: make([]int64, n),
 		written: map[string]cacheEntry{}}
+	if prev != nil && !prev.committed && prev.b != nil {
+		t.prev, t.chain = prev, prev.chain
+		t.dbMap = append([]int(nil), prev.dbMap...)
+	} else {
+		t.chain = &chain{view: s.pdb.NewIndexedBatch()}
+		t.dbMap = append([]int(nil), *s.dbMap.Load()...) // Swap edits the copy
+	}
+	t.chain.open++
+	t.r = t.chain.view
+	return t
 }
 
 // Close releases a read Tx's snapshot or a write Tx's uncommitted batch.
@@ -74,7 +116,75 @@ func (t *Tx) Close() {
 	if t.b != nil {
 		t.b.Close()
 		t.b = nil
+		t.chain.release()
 	}
+}
+
+// set and del write to the Tx's own batch and to its chain's view.
+func (t *Tx) set(k, v []byte) {
+	if err := t.b.Set(k, v, nil); err != nil {
+		panic(err)
+	}
+	if err := t.chain.view.Set(k, v, nil); err != nil {
+		panic(err)
+	}
+}
+
+func (t *Tx) del(k []byte) {
+	if err := t.b.Delete(k, nil); err != nil {
+		panic(err)
+	}
+	if err := t.chain.view.Delete(k, nil); err != nil {
+		panic(err)
+	}
+}
+
+func (t *Tx) delRange(lo, hi []byte) {
+	if err := t.b.DeleteRange(lo, hi, nil); err != nil {
+		panic(err)
+	}
+	if err := t.chain.view.DeleteRange(lo, hi, nil); err != nil {
+		panic(err)
+	}
+}
+
+// pendingWritten finds mk among the metadata written by this Tx and its
+// uncommitted predecessors.
+func (t *Tx) pendingWritten(mk []byte) (cacheEntry, bool) {
+	for x := t; x != nil && !x.committed; x = x.prev {
+		if e, hit := x.written[string(mk)]; hit {
+			return e, true
+		}
+		if x.flushed {
+			return cacheEntry{}, false
+		}
+	}
+	return cacheEntry{}, false
+}
+
+// cacheStale reports whether an uncommitted FLUSHDB in the chain makes
+// the cache unusable for this Tx.
+func (t *Tx) cacheStale() bool {
+	for x := t; x != nil && !x.committed; x = x.prev {
+		if x.flushed {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingDelta sums the key (or expiry) count changes of this Tx's
+// uncommitted predecessors for physical database phys.
+func (t *Tx) pendingDelta(phys int, expires bool) int64 {
+	var d int64
+	for x := t.prev; x != nil && !x.committed; x = x.prev {
+		if expires {
+			d += x.expiresDelta[phys]
+		} else {
+			d += x.countDelta[phys]
+		}
+	}
+	return d
 }
 
 // Writable reports whether this is the apply loop's write Tx.
@@ -98,6 +208,9 @@ func (t *Tx) Commit(sync bool) error {
 // see with a plain Commit. It uses Pebble's ApplyNoSyncWait, which Pebble
 // marks experimental; it is the call built for exactly this pipelining.
 func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
+	if t.prev != nil && !t.prev.committed {
+		panic("store: a chained Tx committed before its predecessor")
+	}
 	for phys := range t.countDelta {
 		if d := t.countDelta[phys]; d != 0 {
 			n := t.st.counts[phys].Load() + d
@@ -137,6 +250,9 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 		t.st.cache.set([]byte(mk), e.value, e.found)
 	}
 	t.b = nil
+	t.committed = true
+	t.prev = nil
+	t.chain.release()
 	return func() error {
 		var err error
 		if sync {
@@ -158,7 +274,7 @@ func (t *Tx) AppendLog(first uint64, records []byte) {
 // SetApplied records the index of the last record this batch applies.
 func (t *Tx) SetApplied(index uint64) {
 	t.mustWrite()
-	t.b.Set(stateKey("applied"), binary.BigEndian.AppendUint64(nil, index), nil)
+	t.set(stateKey("applied"), binary.BigEndian.AppendUint64(nil, index))
 }
 
 // TruncateLog drops records below index.
@@ -196,9 +312,9 @@ func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 	mk := t.scratch
 	var v []byte
 	var ok bool
-	if e, hit := t.written[string(mk)]; hit {
+	if e, hit := t.pendingWritten(mk); hit {
 		v, ok = append([]byte(nil), e.value...), e.found // callers may edit the body
-	} else if t.snap != nil || t.flushed {
+	} else if t.snap != nil || t.b != nil && t.cacheStale() {
 		v, ok = t.get(mk)
 	} else if e, hit, version := t.st.cache.get(mk); hit {
 		v, ok = append([]byte(nil), e.value...), e.found
@@ -267,7 +383,7 @@ func (t *Tx) Put(key []byte, m Meta) {
 	old, existed := t.rawMeta(key)
 	if existed {
 		if old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt {
-			t.b.Delete(expiryKey(nil, phys, old.ExpireAt, key), nil)
+			t.del(expiryKey(nil, phys, old.ExpireAt, key))
 		}
 		if old.Type != m.Type && old.Type != TypeString {
 			t.deleteMembers(phys, key)
@@ -282,11 +398,11 @@ func (t *Tx) Put(key []byte, m Meta) {
 		t.expiresDelta[phys]++
 	}
 	if m.ExpireAt != 0 && (!existed || old.ExpireAt != m.ExpireAt) {
-		t.b.Set(expiryKey(nil, phys, m.ExpireAt, key), nil, nil)
+		t.set(expiryKey(nil, phys, m.ExpireAt, key), nil)
 	}
 	mk := MetaKey(nil, phys, key)
 	enc := m.encode(make([]byte, 0, metaHeader+len(m.Body)))
-	t.b.Set(mk, enc, nil)
+	t.set(mk, enc)
 	t.written[string(mk)] = cacheEntry{value: enc, found: true}
 	t.touch(t.DB, key)
 }
@@ -305,10 +421,10 @@ func (t *Tx) Delete(key []byte) bool {
 func (t *Tx) remove(key []byte, m Meta) {
 	phys := t.phys()
 	mk := MetaKey(nil, phys, key)
-	t.b.Delete(mk, nil)
+	t.del(mk)
 	t.written[string(mk)] = cacheEntry{}
 	if m.ExpireAt != 0 {
-		t.b.Delete(expiryKey(nil, phys, m.ExpireAt, key), nil)
+		t.del(expiryKey(nil, phys, m.ExpireAt, key))
 		t.expiresDelta[phys]--
 	}
 	if m.Type != TypeString {
@@ -320,7 +436,7 @@ func (t *Tx) remove(key []byte, m Meta) {
 
 func (t *Tx) deleteMembers(phys int, key []byte) {
 	p := MemberPrefix(nil, phys, key)
-	t.b.DeleteRange(p, PrefixEnd(p), nil)
+	t.delRange(p, PrefixEnd(p))
 }
 
 func (t *Tx) touch(db int, key []byte) {
@@ -335,7 +451,7 @@ func (t *Tx) Count() int64 {
 	phys := t.phys()
 	n := t.st.counts[phys].Load()
 	if t.countDelta != nil {
-		n += t.countDelta[phys]
+		n += t.countDelta[phys] + t.pendingDelta(phys, false)
 	}
 	return n
 }
@@ -346,7 +462,7 @@ func (t *Tx) Expires() int64 {
 	phys := t.phys()
 	n := t.st.expires[phys].Load()
 	if t.expiresDelta != nil {
-		n += t.expiresDelta[phys]
+		n += t.expiresDelta[phys] + t.pendingDelta(phys, true)
 	}
 	return n
 }
@@ -359,13 +475,13 @@ func (t *Tx) Member(key, sub []byte) ([]byte, bool) {
 // SetMember writes a collection member.
 func (t *Tx) SetMember(key, sub, value []byte) {
 	t.mustWrite()
-	t.b.Set(append(MemberPrefix(nil, t.phys(), key), sub...), value, nil)
+	t.set(append(MemberPrefix(nil, t.phys(), key), sub...), value)
 }
 
 // DeleteMember removes a collection member.
 func (t *Tx) DeleteMember(key, sub []byte) {
 	t.mustWrite()
-	t.b.Delete(append(MemberPrefix(nil, t.phys(), key), sub...), nil)
+	t.del(append(MemberPrefix(nil, t.phys(), key), sub...))
 }
 
 // Members iterates a collection's members with sub in [from, to) (nil: no
@@ -462,10 +578,10 @@ func (t *Tx) Flush(db int) {
 	clear(t.written) // the range deletion below covers them
 	for _, p := range []byte{prefixMeta, prefixMember, prefixExpiry} {
 		lo, hi := dbSpan(p, phys)
-		t.b.DeleteRange(lo, hi, nil)
+		t.delRange(lo, hi)
 	}
-	t.countDelta[phys] = -t.st.counts[phys].Load()
-	t.expiresDelta[phys] = -t.st.expires[phys].Load()
+	t.countDelta[phys] = -t.st.counts[phys].Load() - t.pendingDelta(phys, false)
+	t.expiresDelta[phys] = -t.st.expires[phys].Load() - t.pendingDelta(phys, true)
 }
 
 // Swap exchanges logical databases a and b (SWAPDB).

@@ -198,7 +198,7 @@ func TestServer(t *testing.T) {
 		// Every basalt name exists in Redis; filters select the same way.
 		redisNames := names(d.Want.Do("COMMAND", "LIST"))
 		for _, n := range names(list) {
-			if !slices.Contains(redisNames, n) {
+			if !slices.Contains(redisNames, n) && !basaltOnly[n] {
 				t.Errorf("basalt lists %q, Redis has no such command", n)
 			}
 		}
@@ -687,3 +687,6 @@ func TestServer(t *testing.T) {
 		}
 	})
 }
+
+// basaltOnly are basalt's own commands, which Redis does not have.
+var basaltOnly = map[string]bool{"raft": true}

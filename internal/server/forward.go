@@ -1,0 +1,186 @@
+package server
+
+import (
+	"bufio"
+	"net"
+	"strconv"
+	"time"
+
+	"basalt/internal/command"
+	"basalt/internal/resp"
+)
+
+// Forwarding. A node that does not lead its group relays a client's
+// commands to the leader over a connection of its own (one per client, so
+// the leader keeps the client's state: MULTI, WATCH, blocking calls) and
+// relays the replies back in order. Reads of a client that sent READONLY
+// are served from this node's state instead, knowingly stale. Commands
+// about the node itself (INFO, RAFT, CONFIG, CLIENT...) stay here.
+//
+// A client that started forwarding keeps forwarding to the same leader.
+// If that connection fails (the leader died), the client's connection is
+// closed too, as it would be had it been connected to the leader: it
+// reconnects and gets the new leader.
+
+// localCommands run on the node the client is connected to.
+var localCommands = map[string]bool{
+	"auth": true, "hello": true, "quit": true, "shutdown": true, "info": true, "config": true,
+	"client": true, "debug": true, "raft": true, "readonly": true, "readwrite": true,
+	"command": true, "lolwut": true, "ping": true, "echo": true, "time": true,
+	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
+	"ssubscribe": true, "sunsubscribe": true, "publish": true, "spublish": true, "pubsub": true,
+}
+
+// upstream is a client's connection to the leader.
+type upstream struct {
+	nc      net.Conn
+	r       *bufio.Reader
+	w       *bufio.Writer
+	pending int // commands sent whose replies were not read yet
+	proto   int
+	buf     []byte
+}
+
+// mustForward reports whether cmd goes to the leader.
+func (c *Client) mustForward(cmd *command.Command) bool {
+	if localCommands[cmd.Name] {
+		return false
+	}
+	if c.up != nil {
+		return true
+	}
+	if c.srv.shard.IsLeader() {
+		return false
+	}
+	// A READONLY client reads here, unless it is inside MULTI.
+	readOnly := cmd.Flags&(command.Write|command.Conn|command.Blocking) == 0
+	return !(c.readonly && readOnly)
+}
+
+// forward sends argv to the leader; its reply is read by waitPending.
+func (c *Client) forward(argv [][]byte) {
+	c.waitLocal()
+	if c.up == nil {
+		if err := c.dialLeader(); err != nil {
+			c.reply().Error("TRYAGAIN " + err.Error())
+			return
+		}
+	}
+	if c.up.proto != c.proto {
+		// HELLO ran here: the leader must answer in the same protocol.
+		c.up.send([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))})
+		c.drainUpstream(false)
+		c.up.proto = c.proto
+	}
+	c.up.send(argv)
+	if c.up.w.Buffered() > 64<<10 {
+		c.drainUpstream(true)
+	}
+	if name := command.Lookup(argv[0]); name != nil && name.Name == "select" {
+		if db, ok := c.parseDB(argv[1]); ok {
+			c.db = db // for this node's READONLY reads
+		}
+	}
+}
+
+func (u *upstream) send(argv [][]byte) {
+	u.w.WriteString("*" + strconv.Itoa(len(argv)) + "\r\n")
+	for _, a := range argv {
+		u.w.WriteString("$" + strconv.Itoa(len(a)) + "\r\n")
+		u.w.Write(a)
+		u.w.WriteString("\r\n")
+	}
+	u.pending++
+}
+
+// dialLeader opens the client's connection to the leader and gives it the
+// client's state: password, protocol, database, name.
+func (c *Client) dialLeader() error {
+	addr := c.srv.shard.LeaderAddr()
+	if addr == "" {
+		return errNoLeader
+	}
+	nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	u := &upstream{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10), proto: 2}
+	if pass := c.srv.config().RequirePass; pass != "" {
+		u.send([][]byte{[]byte("AUTH"), []byte(pass)})
+	}
+	if c.proto != 2 {
+		u.send([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))})
+		u.proto = c.proto
+	}
+	if c.db != 0 {
+		u.send([][]byte{[]byte("SELECT"), []byte(strconv.Itoa(c.db))})
+	}
+	if name := *c.name.Load(); name != "" {
+		u.send([][]byte{[]byte("CLIENT"), []byte("SETNAME"), []byte(name)})
+	}
+	c.up = u
+	if !c.drainUpstream(false) {
+		return errLeaderLost
+	}
+	return nil
+}
+
+type forwardError string
+
+func (e forwardError) Error() string { return string(e) }
+
+const (
+	errNoLeader   = forwardError("no leader is known for the shard; try again shortly")
+	errLeaderLost = forwardError("the connection to the leader was lost")
+)
+
+// drainUpstream reads the replies of the forwarded commands, appending them
+// to the client's output if keep (otherwise they are the setup's, and
+// dropped). A failed leader connection ends the client's connection.
+func (c *Client) drainUpstream(keep bool) bool {
+	u := c.up
+	if u == nil || u.pending == 0 {
+		return true
+	}
+	if err := u.w.Flush(); err != nil {
+		return c.upstreamFailed()
+	}
+	for u.pending > 0 {
+		var err error
+		u.buf, err = resp.ReadReply(u.r, u.buf[:0])
+		if err != nil {
+			return c.upstreamFailed()
+		}
+		if len(u.buf) > 0 && u.buf[0] == '>' {
+			if keep {
+				c.out.Raw(u.buf) // a push message, not a reply
+			}
+			continue
+		}
+		if keep {
+			c.out.Raw(u.buf)
+		}
+		u.pending--
+	}
+	if cap(u.buf) > 1<<20 {
+		u.buf = nil
+	}
+	return true
+}
+
+func (c *Client) upstreamFailed() bool {
+	for ; c.up.pending > 0; c.up.pending-- {
+		c.out.Error("ERR " + errLeaderLost.Error())
+	}
+	c.up.nc.Close()
+	c.up = nil
+	c.closing = true
+	return false
+}
+
+func (c *Client) closeUpstream() {
+	if c.up != nil {
+		c.up.nc.Close()
+		c.up = nil
+	}
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"basalt/internal/num"
+	"basalt/internal/shard"
+)
+
+// Replication commands: RAFT (status and membership), READONLY/READWRITE,
+// and the replication section of INFO.
+
+func init() {
+	connHandlers["raft"] = cmdRaft
+	connHandlers["readonly"] = func(c *Client, argv [][]byte) { c.readonly = true; c.reply().OK() }
+	connHandlers["readwrite"] = func(c *Client, argv [][]byte) { c.readonly = false; c.reply().OK() }
+}
+
+func cmdRaft(c *Client, argv [][]byte) {
+	w := c.reply()
+	sh := c.srv.shard
+	sub := strings.ToUpper(string(argv[1]))
+	switch {
+	case sub == "STATUS" && len(argv) == 2:
+		st := sh.Status()
+		lines := raftStatusLines(st)
+		w.ArrayLen(len(lines))
+		for _, l := range lines {
+			w.Bulk([]byte(l))
+		}
+	case sub == "ADD" && (len(argv) == 4 || len(argv) == 5 && strings.EqualFold(string(argv[4]), "learner")):
+		id, ok := num.ParseInt(argv[2])
+		if !ok || id <= 0 {
+			w.Error("ERR node ID must be a positive integer")
+			return
+		}
+		if err := sh.AddMember(uint64(id), string(argv[3]), len(argv) == 5); err != nil {
+			w.Error(shard.ErrorReply(err))
+			return
+		}
+		w.OK()
+	case sub == "REMOVE" && len(argv) == 3:
+		id, ok := num.ParseInt(argv[2])
+		if !ok || id <= 0 {
+			w.Error("ERR node ID must be a positive integer")
+			return
+		}
+		if err := sh.RemoveMember(uint64(id)); err != nil {
+			w.Error(shard.ErrorReply(err))
+			return
+		}
+		w.OK()
+	case sub == "TRANSFER" && len(argv) == 2:
+		if !sh.IsLeader() {
+			w.Error(shard.ErrorReply(&shard.NotLeaderError{Leader: sh.Leader()}))
+			return
+		}
+		sh.TransferLeadership(3 * time.Second)
+		w.OK()
+	case sub == "ISOLATE" && len(argv) == 3:
+		// Fault injection for tests: drop all Raft traffic to and from
+		// every peer, as a network partition would.
+		tr := sh.Transport()
+		if tr == nil {
+			w.Error("ERR this node has no peers")
+			return
+		}
+		on := strings.EqualFold(string(argv[2]), "on")
+		for _, id := range sh.Status().Voters {
+			if id != sh.ID() {
+				tr.SetFault(id, on, on)
+			}
+		}
+		for id := range sh.Status().Peers {
+			if id != sh.ID() {
+				tr.SetFault(id, on, on)
+			}
+		}
+		w.OK()
+	default:
+		w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(argv[1]) + "'. Try RAFT STATUS, ADD, REMOVE, TRANSFER or ISOLATE.")
+	}
+}
+
+// raftStatusLines is RAFT STATUS: "name:value" lines, one per peer with
+// its replication progress on the leader.
+func raftStatusLines(st shard.Status) []string {
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	lines := []string{
+		"node_id:" + u(st.ID),
+		"role:" + st.Role,
+		"leader_id:" + u(st.Leader),
+		"term:" + u(st.Term),
+		"commit_index:" + u(st.Commit),
+		"applied_index:" + u(st.Applied),
+		"log_first_index:" + u(st.FirstIndex),
+		"log_last_index:" + u(st.LastIndex),
+		"voters:" + joinIDs(st.Voters),
+		"learners:" + joinIDs(st.Learners),
+	}
+	for _, id := range append(append([]uint64(nil), st.Voters...), st.Learners...) {
+		l := "node_" + u(id) + ":raft_addr=" + st.Peers[id] + ",client_addr=" + st.Advertised[id]
+		if pr, ok := st.Progress[id]; ok {
+			l += ",match=" + u(pr.Match) + ",next=" + u(pr.Next) + ",state=" + strings.TrimPrefix(strings.ToLower(pr.State.String()), "state")
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+func joinIDs(ids []uint64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatUint(id, 10)
+	}
+	return strings.Join(s, ",")
+}
+
+// debugDigest is DEBUG DIGEST: a hash of all of the node's data, equal on
+// replicas that applied the same log.
+func debugDigest(c *Client) {
+	d, err := c.srv.st.Digest()
+	if err != nil {
+		c.reply().Error("ERR " + err.Error())
+		return
+	}
+	c.reply().Simple(hex.EncodeToString(d[:]))
+}
