@@ -41,6 +41,7 @@ type Client struct {
 	pending []*shard.Proposal
 
 	up            *upstream // the connection to the leader this client's commands go to
+	upMulti       bool      // the leader has this client in MULTI
 	readonly      bool      // READONLY: reads are served here even on a follower
 	readConfirmed bool      // a ReadIndex covers the reads buffered now
 
@@ -161,6 +162,14 @@ func (c *Client) dispatch(argv [][]byte) {
 	cmd := command.Lookup(argv[0])
 	now := time.Now().UnixMilli() // one clock reading per command
 	c.lastAt.Store(now)
+	if c.authed && !c.multi && c.mustForward(cmd) {
+		// The leader checks the command, as it must for MULTI's sake.
+		if cmd != nil {
+			c.lastCmd.Store(&cmd.Name)
+		}
+		c.forward(argv)
+		return
+	}
 	if cmd == nil {
 		c.rejectInMulti()
 		c.reply().Error(unknownCommand(argv))
@@ -194,10 +203,6 @@ func (c *Client) dispatch(argv [][]byte) {
 	if c.multi && cmd.Flags&command.NoMulti != 0 {
 		c.rejectInMulti()
 		c.reply().Error("ERR Command not allowed inside a transaction")
-		return
-	}
-	if !c.multi && c.mustForward(cmd) {
-		c.forward(argv)
 		return
 	}
 	if c.multi && !isTxControl(cmd.Name) {
@@ -236,7 +241,7 @@ var noTouch = map[string]bool{"object": true, "type": true, "exists": true, "ttl
 // pending writes so that it sees them.
 func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
 	w := c.reply()
-	if !c.readonly && !c.readConfirmed {
+	if !c.readonly && !c.readConfirmed && !localCommands[cmd.Name] {
 		// Linearizable: confirm leadership and wait for the store to
 		// hold every write committed before this read arrived. One
 		// confirmation covers every command already buffered.

@@ -193,6 +193,8 @@ func cmdQuit(c *Client, argv [][]byte) {
 func cmdReset(c *Client, argv [][]byte) {
 	w := c.reply()
 	c.endMulti()
+	c.closeUpstream() // the leader's side of the client goes too
+	c.readonly, c.upMulti = false, false
 	c.db = 0
 	c.proto = 2
 	w.Proto = 2

@@ -24,7 +24,7 @@ import (
 
 // localCommands run on the node the client is connected to.
 var localCommands = map[string]bool{
-	"auth": true, "hello": true, "quit": true, "shutdown": true, "info": true, "config": true,
+	"auth": true, "hello": true, "quit": true, "reset": true, "shutdown": true, "info": true, "config": true,
 	"client": true, "debug": true, "raft": true, "readonly": true, "readwrite": true,
 	"command": true, "lolwut": true, "ping": true, "echo": true, "time": true,
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
@@ -41,20 +41,28 @@ type upstream struct {
 	buf     []byte
 }
 
-// mustForward reports whether cmd goes to the leader.
+// mustForward reports whether cmd (nil if unknown) goes to the leader.
+// Once a client forwards, everything but local commands follows, errors
+// included: the leader's MULTI must see a queued command's arity error.
 func (c *Client) mustForward(cmd *command.Command) bool {
-	if localCommands[cmd.Name] {
+	if c.upMulti {
+		// The leader queues (or refuses) whatever comes inside MULTI.
+		return cmd == nil || cmd.Name != "quit" && cmd.Name != "reset"
+	}
+	if cmd != nil && localCommands[cmd.Name] {
+		// CLIENT is about the connection: once the leader has this
+		// client's state (its name, its MULTI), CLIENT asks there.
+		return cmd.Name == "client" && c.up != nil
+	}
+	// A READONLY client reads here, unless it is inside MULTI.
+	readOnly := cmd != nil && cmd.Flags&(command.Write|command.Conn|command.Blocking) == 0
+	if c.readonly && readOnly && !c.upMulti {
 		return false
 	}
 	if c.up != nil {
 		return true
 	}
-	if c.srv.shard.IsLeader() {
-		return false
-	}
-	// A READONLY client reads here, unless it is inside MULTI.
-	readOnly := cmd.Flags&(command.Write|command.Conn|command.Blocking) == 0
-	return !(c.readonly && readOnly)
+	return cmd != nil && !c.srv.shard.IsLeader()
 }
 
 // forward sends argv to the leader; its reply is read by waitPending.
@@ -73,14 +81,47 @@ func (c *Client) forward(argv [][]byte) {
 		c.up.proto = c.proto
 	}
 	c.up.send(argv)
-	if c.up.w.Buffered() > 64<<10 {
-		c.drainUpstream(true)
-	}
-	if name := command.Lookup(argv[0]); name != nil && name.Name == "select" {
+	cmd := command.Lookup(argv[0])
+	switch {
+	case cmd == nil:
+	case cmd.Name == "multi":
+		c.upMulti = true
+	case cmd.Name == "exec" || cmd.Name == "discard":
+		c.upMulti = false
+	case cmd.Name == "select" && len(argv) == 2:
 		if db, ok := c.parseDB(argv[1]); ok {
 			c.db = db // for this node's READONLY reads
 		}
+	case cmd.Flags&command.Blocking != 0:
+		c.waitBlockingUpstream()
+		return
 	}
+	if c.up != nil && c.up.w.Buffered() > 64<<10 {
+		c.drainUpstream(true)
+	}
+}
+
+// waitBlockingUpstream waits for a forwarded blocking command's reply; if
+// the client hangs up meanwhile, the connection to the leader is closed
+// too, so the leader withdraws the call instead of serving a gone client.
+func (c *Client) waitBlockingUpstream() {
+	if err := c.up.w.Flush(); err != nil {
+		c.upstreamFailed()
+		return
+	}
+	gone, stopWatching := c.watchDisconnect()
+	up := c.up.nc
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-gone:
+			up.Close()
+		case <-done:
+		}
+	}()
+	c.drainUpstream(true)
+	close(done)
+	stopWatching()
 }
 
 func (u *upstream) send(argv [][]byte) {

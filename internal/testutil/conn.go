@@ -44,6 +44,16 @@ func Dial(t testing.TB, addr string) *Conn {
 	return c
 }
 
+// DialErr connects to addr without a test: for helpers that poll servers
+// and goroutines. The caller closes the connection.
+func DialErr(addr string) (*Conn, error) {
+	nc, err := net.DialTimeout("tcp", addr, DefaultTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{Addr: addr, Timeout: DefaultTimeout, nc: nc, br: bufio.NewReader(nc)}, nil
+}
+
 // Command encodes args as a RESP multibulk command.
 func Command(args ...string) []byte {
 	b := fmt.Appendf(nil, "*%d\r\n", len(args))

@@ -23,10 +23,18 @@ func NewDiff(t testing.TB, want, got string) *Diff {
 }
 
 // StartPair starts redis-server and basalt (default arguments), both with an
-// empty data set.
+// empty data set. With BASALT_CLUSTER=N in the environment, basalt is a
+// follower of an N-node cluster, so commands go through forwarding.
 func StartPair(t testing.TB) (redis, basalt *Proc) {
 	t.Helper()
-	redis, basalt = StartRedis(t), StartBasalt(t, "")
+	redis = StartRedis(t)
+	if n := ClusterMode(); n > 1 {
+		// BASALT_CLUSTER=3: the same tests, through a follower of a cluster.
+		c := StartCluster(t, n)
+		basalt = c.Nodes[c.Follower(t)]
+	} else {
+		basalt = StartBasalt(t, "")
+	}
 	// Fresh directories are empty already; FLUSHALL makes sure of it.
 	for _, p := range []*Proc{redis, basalt} {
 		c := Dial(t, p.Addr)

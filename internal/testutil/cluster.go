@@ -1,0 +1,163 @@
+package testutil
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Cluster is a group of basalt nodes replicating one shard with Raft, all
+// on loopback.
+type Cluster struct {
+	Nodes   []*Proc // Nodes[i] has node ID i+1
+	RaftAdr []string
+}
+
+// StartCluster starts n basalt nodes (IDs 1..n) that form one Raft group,
+// each with its own directory, free client and Raft ports and args, and
+// waits until they agree on a leader.
+func StartCluster(t testing.TB, n int, args ...string) *Cluster {
+	t.Helper()
+	c := &Cluster{}
+	var members []string
+	for i := 1; i <= n; i++ {
+		addr := "127.0.0.1:" + strconv.Itoa(FreePort(t))
+		c.RaftAdr = append(c.RaftAdr, addr)
+		members = append(members, strconv.Itoa(i)+"="+addr)
+	}
+	for i := 1; i <= n; i++ {
+		a := append([]string{"--node-id", strconv.Itoa(i), "--raft-addr", c.RaftAdr[i-1],
+			"--initial-cluster", strings.Join(members, ",")}, args...)
+		c.Nodes = append(c.Nodes, StartBasalt(t, "", a...))
+	}
+	c.WaitLeader(t, 15*time.Second)
+	return c
+}
+
+// Join starts node id as a new, empty member (--join yes) with its Raft
+// address; the caller adds it with RAFT ADD.
+func (c *Cluster) Join(t testing.TB, id int, args ...string) (*Proc, string) {
+	t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(FreePort(t))
+	p := StartBasalt(t, "", append([]string{"--node-id", strconv.Itoa(id), "--raft-addr", addr, "--join", "yes"}, args...)...)
+	return p, addr
+}
+
+// Status returns a node's RAFT STATUS as a map, or nil if it does not answer.
+func Status(addr string) map[string]string {
+	c, err := DialErr(addr)
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	r, err := c.DoErr("RAFT", "STATUS")
+	if err != nil || r.IsError() {
+		return nil
+	}
+	m := map[string]string{}
+	for _, e := range r.Elems {
+		k, v, _ := strings.Cut(e.Str, ":")
+		m[k] = v
+	}
+	return m
+}
+
+// Leader returns the index in Nodes of the node every running node names
+// as leader, and whether they agree on one.
+func (c *Cluster) Leader() (int, bool) {
+	leader := ""
+	for _, p := range c.Nodes {
+		if !p.Running() {
+			continue
+		}
+		st := Status(p.Addr)
+		if st == nil || st["leader_id"] == "0" || leader != "" && st["leader_id"] != leader {
+			return -1, false
+		}
+		leader = st["leader_id"]
+	}
+	id, err := strconv.Atoi(leader)
+	if err != nil || id < 1 || id > len(c.Nodes) || !c.Nodes[id-1].Running() {
+		return -1, false
+	}
+	if st := Status(c.Nodes[id-1].Addr); st == nil || st["role"] != "leader" {
+		return -1, false
+	}
+	return id - 1, true
+}
+
+// WaitLeader waits until the running nodes agree on a leader and returns
+// its index in Nodes.
+func (c *Cluster) WaitLeader(t testing.TB, timeout time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if i, ok := c.Leader(); ok {
+			return i
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no leader agreed on within %v", timeout)
+	return -1
+}
+
+// Follower returns the index of a running node that is not the leader.
+func (c *Cluster) Follower(t testing.TB) int {
+	t.Helper()
+	l := c.WaitLeader(t, 15*time.Second)
+	for i, p := range c.Nodes {
+		if i != l && p.Running() {
+			return i
+		}
+	}
+	t.Fatal("no follower is running")
+	return -1
+}
+
+// WaitConverged waits until every running node reports the same DEBUG
+// DIGEST and applied index, and returns the digest.
+func (c *Cluster) WaitConverged(t testing.TB, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last []string
+	for time.Now().Before(deadline) {
+		last = last[:0]
+		same := true
+		for _, p := range c.Nodes {
+			if !p.Running() {
+				continue
+			}
+			conn, err := DialErr(p.Addr)
+			if err != nil {
+				same = false
+				break
+			}
+			r, err := conn.DoErr("DEBUG", "DIGEST")
+			conn.Close()
+			if err != nil || r.IsError() {
+				same = false
+				break
+			}
+			st := Status(p.Addr)
+			last = append(last, r.Str+"@"+st["applied_index"])
+			if len(last) > 1 && last[len(last)-1] != last[0] {
+				same = false
+			}
+		}
+		if same && len(last) > 0 {
+			return strings.Split(last[0], "@")[0]
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("nodes did not converge within %v: %v", timeout, last)
+	return ""
+}
+
+// ClusterMode reports whether BASALT_CLUSTER asks the differential tests to
+// run against a follower of a cluster of that many nodes.
+func ClusterMode() int {
+	n, _ := strconv.Atoi(os.Getenv("BASALT_CLUSTER"))
+	return n
+}
