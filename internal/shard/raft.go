@@ -50,7 +50,9 @@ var ErrUnknownOutcome = errors.New("leadership changed; the write may or may not
 
 // event is what the Raft loop hands the apply loop, in log order.
 type event struct {
-	ents    []raftpb.Entry // committed entries
+	snap     *raftpb.Snapshot // a snapshot to install before any later entry
+	ents     []raftpb.Entry   // committed entries
+	snapshot bool             // a member was added: snapshot the store for it
 	lost    bool           // this node stopped leading
 	dropped uint64         // raft refused the proposal with this id
 }
@@ -330,16 +332,22 @@ func (n *node) handleReady(rd raft.Ready) error {
 	if err := n.log.Save(rd.Snapshot, rd.HardState, rd.Entries, sync); err != nil {
 		return fmt.Errorf("saving raft state: %w", err)
 	}
-	if !raft.IsEmptySnap(rd.Snapshot) && rd.Snapshot.Metadata.Index > n.s.applied.Load()+1 {
-		// Snapshots carry no data yet: only the bootstrap snapshot (index 1,
-		// an empty store) may be installed. See docs/replication.md.
-		return fmt.Errorf("a snapshot at index %d would be needed to catch up; not supported yet", rd.Snapshot.Metadata.Index)
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		snap := rd.Snapshot
+		n.s.events <- event{snap: &snap}
 	}
 	if sync {
 		n.s.Stats.Syncs.Add(1)
 	}
 	if n.tr != nil {
 		n.tr.Send(rd.Messages)
+		for _, m := range rd.Messages {
+			if m.Type == raftpb.MsgSnap {
+				// Sent or not, the leader goes back to probing the
+				// follower, which asks again if it did not get it.
+				n.rn.ReportSnapshot(m.To, raft.SnapshotFinish)
+			}
+		}
 	}
 	for _, rs := range rd.ReadStates {
 		for _, r := range n.reads[string(rs.RequestCtx)] {
@@ -347,9 +355,12 @@ func (n *node) handleReady(rd raft.Ready) error {
 		}
 		delete(n.reads, string(rs.RequestCtx))
 	}
-	n.applyConf(rd.CommittedEntries)
+	added := n.applyConf(rd.CommittedEntries)
 	if len(rd.CommittedEntries) > 0 {
 		n.s.events <- event{ents: rd.CommittedEntries}
+	}
+	if added {
+		n.s.events <- event{snapshot: true}
 	}
 	if rd.SoftState != nil {
 		n.s.leader.Store(rd.SoftState.Lead)
@@ -368,8 +379,9 @@ func (n *node) handleReady(rd raft.Ready) error {
 }
 
 // applyConf applies committed membership changes to raft and to the
-// transport. Data entries are left to the apply loop.
-func (n *node) applyConf(ents []raftpb.Entry) {
+// transport, and reports whether a member was added. Data entries are left
+// to the apply loop.
+func (n *node) applyConf(ents []raftpb.Entry) (added bool) {
 	for i := range ents {
 		e := &ents[i]
 		if e.Type != raftpb.EntryConfChange {
@@ -388,6 +400,7 @@ func (n *node) applyConf(ents []raftpb.Entry) {
 		if n.tr != nil && cc.NodeID != n.s.cfg.ID {
 			switch cc.Type {
 			case raftpb.ConfChangeAddNode, raftpb.ConfChangeAddLearnerNode:
+				added = true
 				if addr != "" {
 					n.tr.AddPeer(cc.NodeID, addr)
 				}
@@ -401,6 +414,7 @@ func (n *node) applyConf(ents []raftpb.Entry) {
 			n.confs = n.confs[1:]
 		}
 	}
+	return added
 }
 
 // do runs f in the Raft loop, where the RawNode may be used.
@@ -477,7 +491,7 @@ func (n *node) transferLeadership(timeout time.Duration) {
 		}
 		best := uint64(0)
 		for id, pr := range rs.Progress {
-			if id != rs.ID && !pr.IsLearner && pr.Match >= best {
+			if id != rs.ID && !pr.IsLearner && pr.RecentActive && pr.Match >= best {
 				target, best = id, pr.Match
 			}
 		}

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -645,6 +646,10 @@ func (s *Shard) handle(ev event) {
 	case ev.lost:
 		s.drop(ErrUnknownOutcome)
 		s.releaseBlocked(ErrUnknownOutcome)
+	case ev.snap != nil:
+		s.installSnapshot(ev.snap)
+	case ev.snapshot:
+		s.snapshot()
 	case ev.dropped != 0:
 		for _, p := range s.pending {
 			if p.id == ev.dropped {
@@ -715,6 +720,46 @@ func (s *Shard) applyEntries(ents []raftpb.Entry) {
 	}
 	flush()
 	s.maybeCompact()
+}
+
+// snapshot records a Raft snapshot of the store at the applied index, for
+// members that need entries the log no longer has (a new member needs all
+// of them: the log starts after the bootstrap snapshot, which does not name
+// it). The data is a full store.Dump, sent in one Raft message, so it is
+// bounded by the transport's message size (64 MB).
+func (s *Shard) snapshot() {
+	var buf bytes.Buffer
+	if err := s.st.Dump(&buf); err != nil {
+		slog.Error("snapshot: dumping the store", "err", err)
+		return
+	}
+	idx := s.applied.Load()
+	s.node.do(func() {
+		if _, err := s.node.log.CreateSnapshot(idx, nil, buf.Bytes()); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+			slog.Error("snapshot: recording it", "index", idx, "err", err)
+		}
+	})
+}
+
+// installSnapshot replaces the store with a snapshot from the leader.
+func (s *Shard) installSnapshot(snap *raftpb.Snapshot) {
+	m := snap.Metadata
+	if m.Index <= s.applied.Load() {
+		return
+	}
+	s.drop(ErrUnknownOutcome)
+	if err := s.st.Restore(snap.Data); err != nil {
+		s.storeFailed(fmt.Errorf("installing snapshot %d: %w", m.Index, err))
+		return
+	}
+	tx := s.st.WriteTx()
+	tx.SetApplied(m.Index)
+	if err := tx.Commit(true); err != nil {
+		s.storeFailed(err)
+		return
+	}
+	s.setApplied(m.Index, m.Term)
+	slog.Info("installed a raft snapshot", "index", m.Index, "bytes", len(snap.Data))
 }
 
 // commitPending commits the group in flight, which Raft committed at index.

@@ -23,9 +23,11 @@
 // Lost connections are redialed with exponential backoff.
 //
 // Wire format: a connection starts with a header (magic, sender ID,
-// receiver ID, then the sender's Advertise string after a 2-byte length;
-// the receiver closes connections meant for another node), then carries
-// frames of a 4-byte big-endian length and msg.Marshal().
+// receiver ID, then the sender's listen address and its Advertise string,
+// each after a 2-byte length; the receiver closes connections meant for
+// another node, and learns the address of a sender it has no peer entry
+// for: a member added at run time knows no one until they dial it), then
+// carries frames of a 4-byte big-endian length and msg.Marshal().
 // Frames over MaxMessageSize are refused by both ends. Snapshots are not
 // streamed here; a MsgSnap carries only what raft puts in it.
 //
@@ -206,6 +208,19 @@ func (t *Transport) AddPeer(id uint64, addr string) {
 	t.peers[id] = p
 	t.wg.Add(1)
 	go p.run()
+}
+
+// learnPeer adds a peer that dialed us if we have no address for it.
+func (t *Transport) learnPeer(id uint64, addr string) {
+	if addr == "" {
+		return
+	}
+	t.mu.Lock()
+	known := t.peers[id] != nil
+	t.mu.Unlock()
+	if !known {
+		t.AddPeer(id, addr)
+	}
 }
 
 // RemovePeer forgets id: its connection is closed and messages to it are
@@ -403,9 +418,12 @@ func (p *peer) dial() (net.Conn, func() bool, error) {
 	copy(hdr, magic)
 	binary.BigEndian.PutUint64(hdr[len(magic):], p.t.ID)
 	binary.BigEndian.PutUint64(hdr[len(magic)+8:], p.id)
-	adv := p.t.Advertise[:min(len(p.t.Advertise), 1024)]
-	binary.BigEndian.PutUint16(hdr[len(magic)+16:], uint16(len(adv)))
-	hdr = append(hdr, adv...)
+	hdr = hdr[:len(magic)+16]
+	for _, s := range []string{p.t.ListenAddr(), p.t.Advertise} {
+		s = s[:min(len(s), 1024)]
+		hdr = binary.BigEndian.AppendUint16(hdr, uint16(len(s)))
+		hdr = append(hdr, s...)
+	}
 	c.SetWriteDeadline(time.Now().Add(writeTimeout))
 	if _, err := c.Write(hdr); err != nil {
 		stop()
@@ -482,11 +500,20 @@ func (t *Transport) serve(c net.Conn) {
 		t.logf("transport: %d: node %d at %s dialed us as node %d", t.ID, from, c.RemoteAddr(), to)
 		return
 	}
-	adv := make([]byte, binary.BigEndian.Uint16(hdr[len(magic)+16:]))
+	addr := make([]byte, binary.BigEndian.Uint16(hdr[len(magic)+16:]))
+	if _, err := io.ReadFull(r, addr); err != nil {
+		return
+	}
+	var advLen [2]byte
+	if _, err := io.ReadFull(r, advLen[:]); err != nil {
+		return
+	}
+	adv := make([]byte, binary.BigEndian.Uint16(advLen[:]))
 	if _, err := io.ReadFull(r, adv); err != nil {
 		return
 	}
 	t.advertised.Store(from, string(adv))
+	t.learnPeer(from, string(addr))
 	var lenb [4]byte
 	var buf []byte
 	for {

@@ -243,6 +243,7 @@ func header(from, to uint64) []byte {
 	h := []byte(magic)
 	h = binary.BigEndian.AppendUint64(h, from)
 	h = binary.BigEndian.AppendUint64(h, to)
+	h = binary.BigEndian.AppendUint16(h, 0)    // no listen address
 	return binary.BigEndian.AppendUint16(h, 0) // nothing advertised
 }
 

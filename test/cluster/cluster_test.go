@@ -1,0 +1,174 @@
+// Package cluster tests basalt's replication: a 3-node Raft group on
+// loopback, clients on any node, failover, membership changes.
+package cluster
+
+import (
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"basalt/internal/testutil"
+)
+
+// TestClusterBasics: writes and reads through the leader and a follower,
+// transactions and blocking calls forwarded, READONLY reads on a follower,
+// and the replicas agreeing byte for byte.
+func TestClusterBasics(t *testing.T) {
+	c := testutil.StartCluster(t, 3)
+	l := c.WaitLeader(t, 15*time.Second)
+	f := c.Follower(t)
+	leader, follower := testutil.Dial(t, c.Nodes[l].Addr), testutil.Dial(t, c.Nodes[f].Addr)
+
+	expect(t, follower.Do("SET", "k", "v"), "+OK")
+	expect(t, leader.Do("GET", "k"), `"v"`)
+	expect(t, follower.Do("INCR", "n"), ":1")
+	expect(t, leader.Do("INCR", "n"), ":2")
+	expect(t, follower.Do("GET", "n"), `"2"`) // linearizable: forwarded to the leader
+
+	// MULTI/EXEC with WATCH through the follower; another client's write
+	// to the watched key aborts it.
+	expect(t, follower.Do("WATCH", "n"), "+OK")
+	expect(t, leader.Do("INCR", "n"), ":3")
+	expect(t, follower.Do("MULTI"), "+OK")
+	expect(t, follower.Do("INCR", "n"), "+QUEUED")
+	expect(t, follower.Do("EXEC"), "(nil-array)")
+	expect(t, follower.Do("MULTI"), "+OK")
+	expect(t, follower.Do("INCR", "n"), "+QUEUED")
+	expect(t, follower.Do("SET"), "-ERR wrong number of arguments for 'set' command")
+	expect(t, follower.Do("EXEC"), "-EXECABORT Transaction discarded because of previous errors.")
+
+	// A blocked BLPOP through the follower is woken by a push on the leader.
+	got := make(chan string, 1)
+	go func() {
+		bc, err := testutil.DialErr(c.Nodes[f].Addr)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer bc.Close()
+		bc.Timeout = 20 * time.Second
+		r, err := bc.DoErr("BLPOP", "q", "10")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- r.String()
+	}()
+	time.Sleep(300 * time.Millisecond)
+	expect(t, leader.Do("RPUSH", "q", "job"), ":1")
+	select {
+	case r := <-got:
+		if !strings.Contains(r, `"job"`) {
+			t.Errorf("BLPOP through a follower: %s", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("BLPOP through a follower was not woken")
+	}
+
+	// READONLY: the follower answers from its own state, which catches up.
+	expect(t, follower.Do("READONLY"), "+OK")
+	expect(t, leader.Do("SET", "late", "1"), "+OK")
+	deadline := time.Now().Add(5 * time.Second)
+	for follower.Do("GET", "late").String() != `"1"` && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	expect(t, follower.Do("GET", "late"), `"1"`)
+
+	for i, p := range c.Nodes {
+		st := testutil.Status(p.Addr)
+		want := "follower"
+		if i == l {
+			want = "leader"
+		}
+		if st["role"] != want || st["leader_id"] != strconv.Itoa(l+1) || st["voters"] != "1,2,3" {
+			t.Errorf("node %d RAFT STATUS %v", i+1, st)
+		}
+	}
+	c.WaitConverged(t, 10*time.Second)
+}
+
+// TestFailover kills the leader with SIGKILL: writes resume on a new leader
+// within seconds, and the old leader, restarted, catches up and agrees.
+// BASALT_FAILOVER_RUNS=10 repeats it and logs the median failover time.
+func TestFailover(t *testing.T) {
+	runs := 1
+	if n, err := strconv.Atoi(os.Getenv("BASALT_FAILOVER_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	c := testutil.StartCluster(t, 3)
+	var times []time.Duration
+	acked := 0
+	for run := 0; run < runs; run++ {
+		l := c.WaitLeader(t, 15*time.Second)
+		// Acknowledged writes before the kill must survive it.
+		w := testutil.Dial(t, c.Nodes[(l+1)%3].Addr)
+		for i := 0; i < 50; i++ {
+			expect(t, w.Do("RPUSH", "acked", strconv.Itoa(acked)), ":"+strconv.Itoa(acked+1))
+			acked++
+		}
+		w.Close()
+		c.Nodes[l].Kill()
+		start := time.Now()
+		survivor := c.Nodes[(l+1)%3].Addr
+		for {
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("run %d: no write succeeded within 20s of killing the leader", run)
+			}
+			if conn, err := testutil.DialErr(survivor); err == nil {
+				conn.Timeout = 2 * time.Second
+				r, err := conn.DoErr("SET", "failover", strconv.Itoa(run))
+				conn.Close()
+				if err == nil && r.String() == "+OK" {
+					break
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		times = append(times, time.Since(start))
+		c.Nodes[l].Restart(t)
+		c.WaitConverged(t, 20*time.Second)
+	}
+	check := testutil.Dial(t, c.Nodes[0].Addr)
+	expect(t, check.Do("LLEN", "acked"), ":"+strconv.Itoa(acked))
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	t.Logf("failover (leader SIGKILL to first successful write), %d runs: median %v, min %v, max %v",
+		runs, times[len(times)/2], times[0], times[len(times)-1])
+}
+
+// TestMembership adds a fourth node at run time: it starts empty, catches
+// up from the log and agrees; then it is removed again.
+func TestMembership(t *testing.T) {
+	c := testutil.StartCluster(t, 3)
+	l := c.WaitLeader(t, 15*time.Second)
+	leader := testutil.Dial(t, c.Nodes[l].Addr)
+	for i := 0; i < 200; i++ {
+		leader.Do("HSET", "h", "f"+strconv.Itoa(i), strconv.Itoa(i))
+	}
+	p, raftAddr := c.Join(t, 4)
+	expect(t, leader.Do("RAFT", "ADD", "4", raftAddr), "+OK")
+	c.Nodes = append(c.Nodes, p)
+	expect(t, leader.Do("SET", "after-join", "1"), "+OK")
+	c.WaitConverged(t, 20*time.Second)
+	if st := testutil.Status(p.Addr); st["voters"] != "1,2,3,4" || st["role"] != "follower" {
+		t.Errorf("new member's status: %v", st)
+	}
+	n4 := testutil.Dial(t, p.Addr)
+	expect(t, n4.Do("HLEN", "h"), ":200")
+	expect(t, n4.Do("SET", "via-4", "x"), "+OK") // forwarded
+
+	expect(t, leader.Do("RAFT", "REMOVE", "4"), "+OK")
+	if st := testutil.Status(c.Nodes[l].Addr); st["voters"] != "1,2,3" {
+		t.Errorf("after RAFT REMOVE 4: %v", st)
+	}
+	expect(t, leader.Do("RAFT", "ADD", "x", "y"), "-ERR node ID must be a positive integer")
+}
+
+func expect(t *testing.T, r testutil.Reply, want string) {
+	t.Helper()
+	if r.String() != want {
+		t.Fatalf("got %s, want %s", r.String(), want)
+	}
+}
