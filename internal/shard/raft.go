@@ -53,8 +53,8 @@ type event struct {
 	snap     *raftpb.Snapshot // a snapshot to install before any later entry
 	ents     []raftpb.Entry   // committed entries
 	snapshot bool             // a member was added: snapshot the store for it
-	lost    bool           // this node stopped leading
-	dropped uint64         // raft refused the proposal with this id
+	lost     bool             // this node stopped leading
+	dropped  uint64           // raft refused the proposal with this id
 }
 
 type readReq struct {
