@@ -326,7 +326,7 @@ func dumpStore(st *store.Store) map[string]string {
 	it, _ := st.Pebble().NewIter(&pebble.IterOptions{})
 	for it.First(); it.Valid(); it.Next() {
 		k := it.Key()
-		if k[0] == 'l' || k[0] == 's' {
+		if k[0] == 's' {
 			continue
 		}
 		out[string(k)] = string(it.Value())

@@ -19,7 +19,6 @@ import (
 //	c | db u16                                    key count of a database
 //	c | db u16 | 'e'                              count of its keys with an expiry
 //	d | logical db u16                            logical -> physical database mapping
-//	l | index u64                                 the record log
 //	s | name                                      shard state (applied index, ...)
 //
 // pos is slot<<48 | hash48: its order is SCAN's order.
@@ -29,7 +28,6 @@ const (
 	prefixExpiry  = 'x'
 	prefixCount   = 'c'
 	prefixDBMap   = 'd'
-	prefixLog     = 'l'
 	prefixState   = 's'
 	dbBytes       = 2
 	posBytes      = 8
@@ -79,11 +77,6 @@ func countKey(db int) []byte { return appendDB(nil, prefixCount, db) }
 func expiresKey(db int) []byte { return append(countKey(db), 'e') }
 
 func dbMapKey(logical int) []byte { return appendDB(nil, prefixDBMap, logical) }
-
-// LogKey is the key of the record at index i.
-func LogKey(i uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{prefixLog}, i)
-}
 
 func stateKey(name string) []byte { return append([]byte{prefixState}, name...) }
 

@@ -208,40 +208,6 @@ func (s *Store) AppliedIndex() (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// ReadLog calls fn for each record in the log, in order, from the group
-// holding index from on.
-func (s *Store) ReadLog(from uint64, fn func(index uint64, data []byte) error) error {
-	lower := LogKey(from)
-	// The group holding from may start before it.
-	if it, err := s.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixLog}, UpperBound: LogKey(from + 1)}); err == nil {
-		if it.Last() {
-			lower = append([]byte(nil), it.Key()...)
-		}
-		it.Close()
-	}
-	it, err := s.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: []byte{prefixLog + 1}})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		index := binary.BigEndian.Uint64(it.Key()[1:])
-		for rest := it.Value(); len(rest) > 0; index++ {
-			n, w := binary.Uvarint(rest)
-			if w <= 0 || uint64(len(rest)-w) < n {
-				return fmt.Errorf("store: corrupt log entry at %d", index)
-			}
-			if index >= from {
-				if err := fn(index, rest[w:w+int(n)]); err != nil {
-					return err
-				}
-			}
-			rest = rest[w+int(n):]
-		}
-	}
-	return it.Error()
-}
-
 // quietLogger keeps Pebble's routine messages out of the server log while
 // still reporting real trouble.
 type quietLogger struct{}

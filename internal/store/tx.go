@@ -263,24 +263,10 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	}, nil
 }
 
-// AppendLog adds the records of one group to the log, in this batch: one
-// entry at the index of the first, holding each record after its length
-// (a uvarint), so a group costs one log entry however many records it has.
-func (t *Tx) AppendLog(first uint64, records []byte) {
-	t.mustWrite()
-	t.b.Set(LogKey(first), records, nil)
-}
-
 // SetApplied records the index of the last record this batch applies.
 func (t *Tx) SetApplied(index uint64) {
 	t.mustWrite()
 	t.set(stateKey("applied"), binary.BigEndian.AppendUint64(nil, index))
-}
-
-// TruncateLog drops records below index.
-func (t *Tx) TruncateLog(below uint64) {
-	t.mustWrite()
-	t.b.DeleteRange(LogKey(0), LogKey(below), nil)
 }
 
 func (t *Tx) mustWrite() {

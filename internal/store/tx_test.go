@@ -1,9 +1,7 @@
 package store
 
 import (
-	"encoding/binary"
 	"fmt"
-	"strings"
 	"testing"
 )
 
@@ -72,39 +70,6 @@ func TestCounts(t *testing.T) {
 	}
 	write(func(tx *Tx) { tx.Flush(0) })
 	check(st, 0, 0)
-}
-
-// The log keeps a group of records in one entry; ReadLog gives them back
-// one by one with their indexes, from any index on.
-func TestLogGroups(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	group := func(recs ...string) []byte {
-		var b []byte
-		for _, r := range recs {
-			b = binary.AppendUvarint(b, uint64(len(r)))
-			b = append(b, r...)
-		}
-		return b
-	}
-	tx := st.WriteTx()
-	tx.AppendLog(5, group("r5", "r6", "r7"))
-	tx.AppendLog(8, group("r8"))
-	tx.AppendLog(9, group("r9", ""))
-	if err := tx.Commit(true); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	err = st.ReadLog(6, func(index uint64, data []byte) error {
-		got = append(got, fmt.Sprintf("%d:%s", index, data))
-		return nil
-	})
-	if want := "6:r6 7:r7 8:r8 9:r9 10:"; err != nil || strings.Join(got, " ") != want {
-		t.Fatalf("ReadLog(6) = %q, %v; want %q", got, err, want)
-	}
 }
 
 // The metadata cache stays within its size, replacing entries in place.
