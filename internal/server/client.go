@@ -42,6 +42,7 @@ type Client struct {
 
 	up            *upstream // the connection to the leader this client's commands go to
 	upMulti       bool      // the leader has this client in MULTI
+	watchLost     bool      // WATCHes made on this node before it stopped leading
 	readonly      bool      // READONLY: reads are served here even on a follower
 	readConfirmed bool      // a ReadIndex covers the reads buffered now
 

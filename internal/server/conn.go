@@ -194,7 +194,7 @@ func cmdReset(c *Client, argv [][]byte) {
 	w := c.reply()
 	c.endMulti()
 	c.closeUpstream() // the leader's side of the client goes too
-	c.readonly, c.upMulti = false, false
+	c.readonly, c.upMulti, c.watchLost = false, false, false
 	c.db = 0
 	c.proto = 2
 	w.Proto = 2

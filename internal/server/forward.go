@@ -68,6 +68,24 @@ func (c *Client) mustForward(cmd *command.Command) bool {
 // forward sends argv to the leader; its reply is read by waitPending.
 func (c *Client) forward(argv [][]byte) {
 	c.waitLocal()
+	cmd := command.Lookup(argv[0])
+	if c.up == nil && len(c.watching) > 0 {
+		// The leader that knew these WATCHes is gone: the EXEC they guard
+		// aborts, as it would had the keys changed.
+		c.unwatchAll()
+		c.watchLost = true
+	}
+	if c.watchLost && cmd != nil && cmd.Name == "exec" && c.upMulti {
+		c.watchLost, c.upMulti = false, false
+		c.drainUpstream(true)
+		c.up.send([][]byte{[]byte("DISCARD")})
+		c.drainUpstream(false)
+		c.out.NullArray()
+		return
+	}
+	if cmd != nil && (cmd.Name == "unwatch" || cmd.Name == "discard" || cmd.Name == "exec") {
+		c.watchLost = false
+	}
 	if c.up == nil {
 		if err := c.dialLeader(); err != nil {
 			c.reply().Error("TRYAGAIN " + err.Error())
@@ -81,7 +99,6 @@ func (c *Client) forward(argv [][]byte) {
 		c.up.proto = c.proto
 	}
 	c.up.send(argv)
-	cmd := command.Lookup(argv[0])
 	switch {
 	case cmd == nil:
 	case cmd.Name == "multi":
