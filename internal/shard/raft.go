@@ -171,7 +171,7 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 	}
 	n := &node{
 		s: s, rn: rn, log: lg,
-		propc:   make(chan []byte, 4),
+		propc:   make(chan []byte, 1024), // never full: at most maxInflight groups are proposed at a time
 		recvc:   make(chan raftpb.Message, 4096),
 		readc:   make(chan readReq, 1024),
 		confc:   make(chan confReq, 16),

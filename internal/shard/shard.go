@@ -218,7 +218,7 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 		apply:     apply,
 		cfg:       cfg,
 		props:     make(chan *Proposal, maxGroup),
-		events:    make(chan event, 64),
+		events:    make(chan event, 256),
 		nextID:    rand.Uint64(),
 		rng:       rand.NewPCG(seed, seed>>1|1),
 		Watches:   newWatches(),
