@@ -422,7 +422,11 @@ func (c *Client) unsubscribe(kind int, names [][]byte, notify bool) {
 	}
 	if len(names) == 0 {
 		if notify {
-			confirm(w, kindNames[kind].unsub, nil, 0)
+			count := 0
+			if s != nil {
+				count = s.count(kind)
+			}
+			confirm(w, kindNames[kind].unsub, nil, count)
 		}
 		return
 	}
