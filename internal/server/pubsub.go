@@ -164,6 +164,10 @@ type subscriber struct {
 	inflight  int       // bytes being written now (still counted against the limit)
 	softSince time.Time // when the queue went over the soft limit; zero if under
 	dead      bool      // over the limit or closed: drop everything
+	// held: nothing is written until EXEC's reply joins the queue at
+	// heldAt (see holdForExec).
+	held   bool
+	heldAt int
 
 	wmu  sync.Mutex    // held while writing to the socket
 	wake chan struct{} // a message is waiting (capacity 1)
@@ -255,7 +259,7 @@ func (s *subscriber) drain() bool {
 	defer s.wmu.Unlock()
 	for {
 		s.mu.Lock()
-		if s.dead || len(s.buf) == 0 {
+		if s.dead || len(s.buf) == 0 || s.held {
 			dead := s.dead
 			s.mu.Unlock()
 			return !dead
@@ -318,6 +322,47 @@ func (c *Client) flushQueued() bool {
 func (c *Client) orderedOutput() {
 	if c.sub != nil && !c.execing && !c.replyOff && !c.skipping {
 		c.sub.commit(c.out)
+	}
+}
+
+// holdForExec is for SUBSCRIBE and PUBLISH inside EXEC, whose reply is
+// not in the queue yet: the messages that follow must not reach the socket
+// before it. The queue stops being written until endExec puts the reply in
+// place. Called with the hub's lock held, so no message is queued between.
+func (c *Client) holdForExec() {
+	if !c.execing || c.sub == nil {
+		return
+	}
+	s := c.sub
+	s.mu.Lock()
+	if !s.held {
+		s.held, s.heldAt = true, len(s.buf)
+	}
+	s.mu.Unlock()
+}
+
+// endExec runs when EXEC's reply is complete: if messages were held, the
+// buffered replies go in before them and the queue is written again.
+func (c *Client) endExec() {
+	c.execing = false
+	s := c.sub
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held {
+		return
+	}
+	s.held = false
+	if s.dead || c.replyOff || c.skipping { // muted: the reply is dropped anyway
+		return
+	}
+	s.buf = slices.Insert(s.buf, s.heldAt, c.out.Bytes()...)
+	c.out.Reset()
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -384,6 +429,7 @@ func (c *Client) subscribe(kind int, names [][]byte) {
 	h := c.srv.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	c.holdForExec()
 	for _, name := range names {
 		if _, ok := s.names[kind][string(name)]; !ok {
 			s.names[kind][string(name)] = struct{}{}
@@ -518,12 +564,14 @@ func cmdSsubscribe(c *Client, argv [][]byte) {
 func cmdPublish(c *Client, argv [][]byte) {
 	w := c.reply()
 	c.orderedOutput() // a message to oneself follows the replies before it
+	c.holdForExec()
 	w.Int(int64(c.srv.hub.Publish(argv[1], argv[2])))
 }
 
 func cmdSpublish(c *Client, argv [][]byte) {
 	w := c.reply()
 	c.orderedOutput()
+	c.holdForExec()
 	w.Int(int64(c.srv.hub.PublishShard(argv[1], argv[2])))
 }
 

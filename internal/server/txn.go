@@ -101,7 +101,7 @@ func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]by
 	prev := 0
 	slot := 0
 	c.execing = true
-	defer func() { c.execing = false }()
+	defer c.endExec()
 	for _, q := range queued {
 		cmd := command.Lookup(q[0])
 		if cmd.Flags&command.Conn == 0 || cmd.Name == "select" {

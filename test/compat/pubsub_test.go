@@ -163,6 +163,12 @@ func TestPubSub(t *testing.T) {
 		`)
 		pub.Do("PUBLISH", "a", "hello")
 		psRead(t, sub, 1, false, "PUBLISH", "a", "hello")
+		// CLIENT REPLY OFF silences replies, not messages (Redis 7.0).
+		sub.Want.Send(testutil.Command("CLIENT", "REPLY", "OFF"))
+		sub.Got.Send(testutil.Command("CLIENT", "REPLY", "OFF"))
+		pub.Do("PUBLISH", "a", "muted")
+		psRead(t, sub, 1, false, "PUBLISH", "a", "muted")
+		sub.Do("CLIENT", "REPLY", "ON")
 		psDo(t, sub, 1, false, "PSUBSCRIBE", "*")
 		// A message to oneself comes before the reply to PUBLISH.
 		psDo(t, sub, 3, false, "PUBLISH", "a", "self")
@@ -198,6 +204,21 @@ func TestPubSub(t *testing.T) {
 			EXEC
 			GET x
 		`)
+		// A message to oneself inside EXEC: Redis 7.0 puts the push inside
+		// the EXEC array; basalt sends it after the EXEC reply.
+		g := d.Got
+		g.Do("HELLO", "3")
+		g.Do("SUBSCRIBE", "self")
+		g.Do("MULTI")
+		g.Do("PUBLISH", "self", "x")
+		g.Do("PING")
+		if r := g.Do("EXEC"); r.String() != "[:1, +PONG]" {
+			t.Errorf("EXEC with PUBLISH to oneself: %v", r)
+		}
+		if r := g.Read(); r.Kind != '>' || len(r.Elems) != 3 || r.Elems[2].Str != "x" {
+			t.Errorf("message after EXEC: %v", r)
+		}
+		g.Do("RESET")
 	})
 
 	t.Run("Introspection", func(t *testing.T) {

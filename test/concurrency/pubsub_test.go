@@ -54,6 +54,27 @@ func TestPubSubInterleaving(t *testing.T) {
 		}()
 	}
 
+	// SUBSCRIBE inside MULTI while messages flow (DEBUG SLEEP leaves them
+	// time to arrive before EXEC's reply is complete): the EXEC reply comes
+	// whole, before any message.
+	subx := testutil.Dial(t, srv.Addr)
+	var tx []byte
+	for _, cmd := range [][]string{{"MULTI"}, {"SUBSCRIBE", "ch"}, {"DEBUG", "SLEEP", "0.05"}, {"EXEC"}} {
+		tx = append(tx, testutil.Command(cmd...)...)
+	}
+	subx.Send(tx)
+	for range 3 {
+		subx.Read() // OK, QUEUED, QUEUED
+	}
+	if r := subx.Read(); len(r.Elems) != 2 || len(r.Elems[0].Elems) != 3 || r.Elems[0].Elems[0].Str != "subscribe" {
+		t.Fatalf("EXEC of SUBSCRIBE: %v", r)
+	}
+	for range 50 {
+		if r := subx.Read(); len(r.Elems) != 3 || r.Elems[0].Str != "message" {
+			t.Fatalf("after EXEC of SUBSCRIBE: %v", r)
+		}
+	}
+
 	// check follows one subscriber's messages: each publisher's in order.
 	type follower struct {
 		next []int
