@@ -179,7 +179,7 @@ func (s *subscriber) proto() int {
 	return proto
 }
 
-// counts returns the subscription counts Redis reports in confirmations:
+// count returns the subscription count Redis reports in confirmations:
 // channels and patterns together, shard channels on their own.
 func (s *subscriber) count(kind int) int {
 	if kind == kindShard {
