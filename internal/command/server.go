@@ -408,11 +408,15 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 	if cmd != nil && len(cmd.Subcommands) > 0 && len(argv) > 1 {
 		cmd = cmd.Subcommand(argv[1])
 	}
+	var specs []KeySpec // not_key specs (shard channels) name no keys
+	if cmd != nil {
+		specs = slices.DeleteFunc(slices.Clone(cmd.Specs()), func(s KeySpec) bool { return slices.Contains(s.Flags, "not_key") })
+	}
 	switch {
 	case cmd == nil:
 		c.W.Error("ERR Invalid command specified")
 		return
-	case len(cmd.Specs()) == 0:
+	case len(specs) == 0:
 		c.W.Error("ERR The command has no key arguments")
 		return
 	case !cmd.ArityOK(len(argv)):
@@ -424,7 +428,7 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 		flags []string
 	}
 	var keys []found
-	for _, s := range cmd.Specs() {
+	for _, s := range specs {
 		for _, k := range s.Keys(argv) {
 			keys = append(keys, found{k, s.Flags})
 		}

@@ -255,8 +255,9 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("evicted_clients", 0)
 		add("keyspace_hits", s.Stats.KeyspaceHits.Load())
 		add("keyspace_misses", s.Stats.KeyspaceMisses.Load())
-		add("pubsub_channels", 0)
-		add("pubsub_patterns", 0)
+		add("pubsub_channels", s.hub.numChannels())
+		add("pubsub_patterns", s.hub.numPatterns())
+		add("pubsubshard_channels", s.hub.numShardChannels())
 		add("latest_fork_usec", 0)
 		add("total_forks", 0)
 		add("migrate_cached_sockets", 0)
@@ -512,6 +513,9 @@ func configSet(c *Client, args [][]byte) {
 	if seen["appendfsync"] {
 		s.shard.SetFsync(cfg.AppendFsync)
 	}
+	if seen["client-output-buffer-limit"] {
+		s.hub.SetLimit(cfg.OutputLimits[pubsubClass])
+	}
 	if seen["gomaxprocs"] && cfg.GoMaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.GoMaxProcs)
 	}
@@ -722,7 +726,7 @@ func clientList(c *Client, args [][]byte) {
 	c.publishState()
 	var b strings.Builder
 	for _, o := range c.srv.clientsByID() {
-		if typ != "" && typ != "normal" { // no replicas or subscribers yet
+		if typ != "" && typ != o.clientType() {
 			continue
 		}
 		if ids != nil && !slices.Contains(ids, o.id) {
@@ -739,9 +743,16 @@ func clientList(c *Client, args [][]byte) {
 func (c *Client) infoLine() string {
 	db, proto, multi, queued := c.loadState()
 	now := time.Now()
-	flags, multiN := "N", -1
+	subs := c.srv.subCounts(c)
+	flags, multiN := "", -1
+	if subs[kindChannel]+subs[kindPattern]+subs[kindShard] > 0 {
+		flags = "P"
+	}
 	if multi {
-		flags, multiN = "x", queued
+		flags, multiN = flags+"x", queued
+	}
+	if flags == "" {
+		flags = "N"
 	}
 	idle := int64(0)
 	if at := c.lastAt.Load(); at > 0 {
@@ -753,8 +764,18 @@ func (c *Client) infoLine() string {
 	if cmd == "" {
 		cmd = "NULL"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), connFD(c), *c.name.Load(), int64(now.Sub(c.created).Seconds()), idle, flags, db, multiN, cmd, proto)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), connFD(c), *c.name.Load(), int64(now.Sub(c.created).Seconds()), idle, flags, db,
+		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, cmd, proto)
+}
+
+// clientType is the client's class for CLIENT LIST/KILL TYPE: "pubsub"
+// while it has subscriptions, else "normal" (basalt has no replica clients).
+func (c *Client) clientType() string {
+	if n := c.srv.subCounts(c); n[kindChannel]+n[kindPattern]+n[kindShard] > 0 {
+		return "pubsub"
+	}
+	return "normal"
 }
 
 // connFD returns the socket's file descriptor without duplicating it.
@@ -845,7 +866,7 @@ func clientKill(c *Client, args [][]byte) {
 		case id != 0 && o.id != id,
 			addr != "" && o.nc.RemoteAddr().String() != addr,
 			laddr != "" && o.nc.LocalAddr().String() != laddr,
-			typ != "" && typ != "normal",
+			typ != "" && typ != o.clientType(),
 			skipMe && o == c:
 			continue
 		}

@@ -52,6 +52,9 @@ type Client struct {
 	watching  []shard.WatchKey
 	killed    atomic.Bool
 	closeOnce sync.Once
+
+	sub     *subscriber // set on the first SUBSCRIBE (pubsub.go)
+	execing bool        // running EXEC's connection commands
 }
 
 func newClient(s *Server, nc net.Conn) *Client {
@@ -116,12 +119,16 @@ func (c *Client) close() {
 	c.closeOnce.Do(func() {
 		c.closeUpstream()
 		c.unwatchAll()
+		c.closeSub()
 		c.nc.Close()
 	})
 }
 
 // flush writes the buffered replies to the socket.
 func (c *Client) flush() bool {
+	if c.sub != nil {
+		return c.flushQueued()
+	}
 	if c.out.Len() == 0 {
 		return true
 	}
@@ -201,6 +208,9 @@ func (c *Client) dispatch(argv [][]byte) {
 		c.reply().Error("NOAUTH Authentication required.")
 		return
 	}
+	if c.sub != nil && c.pubsubGate(cmd, argv) {
+		return
+	}
 	if c.multi && cmd.Flags&command.NoMulti != 0 {
 		c.rejectInMulti()
 		c.reply().Error("ERR Command not allowed inside a transaction")
@@ -236,7 +246,8 @@ func (c *Client) dispatch(argv [][]byte) {
 // noTouch lists the commands that look at keys without counting as a use
 // (OBJECT IDLETIME), as in Redis 7.0.
 var noTouch = map[string]bool{"object": true, "type": true, "exists": true, "ttl": true,
-	"pttl": true, "expiretime": true, "pexpiretime": true, "watch": true}
+	"pttl": true, "expiretime": true, "pexpiretime": true, "watch": true,
+	"ssubscribe": true, "sunsubscribe": true, "spublish": true} // shard channels are not keys
 
 // read runs a read-only command on applied state, after this client's own
 // pending writes so that it sees them.

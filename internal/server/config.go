@@ -36,7 +36,17 @@ type Config struct {
 	RaftAddr       string            // this node's Raft listen address
 	InitialCluster map[uint64]string // every voter's Raft address, when the log is new
 	Join           bool              // start empty, to be added with RAFT ADD
+
+	// client-output-buffer-limit by class (bufferClasses); basalt enforces
+	// the pubsub class (see pubsub.go) and shows the others.
+	OutputLimits [3]BufferLimit
 }
+
+// bufferClasses are client-output-buffer-limit's classes, in CONFIG GET's order.
+var bufferClasses = [3]string{"normal", "slave", "pubsub"}
+
+// pubsubClass indexes Config.OutputLimits.
+const pubsubClass = 2
 
 // DefaultConfig is what `basalt` with no flags uses.
 func DefaultConfig() Config {
@@ -51,6 +61,7 @@ func DefaultConfig() Config {
 		LogRetain:       100000,
 		CacheSize:       store.DefaultCacheSize,
 		MetaCacheSize:   store.DefaultMetaCacheSize,
+		OutputLimits:    [3]BufferLimit{{}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}},
 	}
 }
 
@@ -128,6 +139,8 @@ func (c *Config) Set(name, value string) error {
 			return fmt.Errorf("argument must be a non-negative integer")
 		}
 		c.LogRetain = n
+	case "client-output-buffer-limit":
+		return c.setOutputLimits(value)
 	default:
 		return fmt.Errorf("unknown option '%s'", name)
 	}
@@ -173,6 +186,12 @@ func (c *Config) Get(name string) (string, bool) {
 			return "yes", true
 		}
 		return "no", true
+	case "client-output-buffer-limit":
+		var parts []string
+		for i, l := range c.OutputLimits {
+			parts = append(parts, fmt.Sprintf("%s %d %d %d", bufferClasses[i], l.Hard, l.Soft, l.Seconds))
+		}
+		return strings.Join(parts, " "), true
 	}
 	return "", false
 }
@@ -211,7 +230,38 @@ func FormatCluster(m map[uint64]string) string {
 // ConfigNames lists the settings in the order CONFIG GET * returns them.
 var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
 	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size", "meta-cache-size",
-	"node-id", "raft-addr", "initial-cluster", "join"}
+	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit"}
+
+// setOutputLimits reads "<class> <hard> <soft> <seconds>"..., all or nothing.
+func (c *Config) setOutputLimits(value string) error {
+	f := strings.Fields(value)
+	if len(f) == 0 || len(f)%4 != 0 {
+		return fmt.Errorf("Wrong number of arguments in buffer limit configuration.")
+	}
+	limits := c.OutputLimits
+	for i := 0; i < len(f); i += 4 {
+		var class int
+		switch strings.ToLower(f[i]) {
+		case "normal":
+			class = 0
+		case "slave", "replica":
+			class = 1
+		case "pubsub":
+			class = pubsubClass
+		default:
+			return fmt.Errorf("Invalid client class specified in buffer limit configuration.")
+		}
+		hard, err1 := parseMemory(f[i+1])
+		soft, err2 := parseMemory(f[i+2])
+		secs, err3 := strconv.ParseInt(f[i+3], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || hard < 0 || soft < 0 || secs < 0 {
+			return fmt.Errorf("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+		}
+		limits[class] = BufferLimit{Hard: hard, Soft: soft, Seconds: secs}
+	}
+	c.OutputLimits = limits
+	return nil
+}
 
 func setInt(dst *int, value string, lo, hi int) error {
 	n, err := strconv.Atoi(value)

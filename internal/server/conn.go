@@ -195,6 +195,7 @@ func cmdReset(c *Client, argv [][]byte) {
 	c.endMulti()
 	c.closeUpstream() // the leader's side of the client goes too
 	c.readonly, c.upMulti, c.watchLost = false, false, false
+	c.dropSubscriptions()
 	c.db = 0
 	c.proto = 2
 	w.Proto = 2

@@ -32,6 +32,7 @@ type Server struct {
 	once   sync.Once
 
 	clients  map[int64]*Client
+	hub      *Hub // pub/sub subscriptions (pubsub.go)
 	nextID   atomic.Int64
 	wg       sync.WaitGroup
 	Stats    Stats
@@ -77,6 +78,7 @@ func New(cfg Config) (*Server, error) {
 		start:    time.Now(),
 		closed:   make(chan struct{}),
 		clients:  map[int64]*Client{},
+		hub:      newHub(cfg.OutputLimits[pubsubClass]),
 		shutdown: make(chan struct{}),
 	}, nil
 }

@@ -100,6 +100,8 @@ func cmdExec(c *Client, argv [][]byte) {
 func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, at []int) {
 	prev := 0
 	slot := 0
+	c.execing = true
+	defer c.endExec()
 	for _, q := range queued {
 		cmd := command.Lookup(q[0])
 		if cmd.Flags&command.Conn == 0 || cmd.Name == "select" {

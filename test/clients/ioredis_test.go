@@ -20,7 +20,7 @@ const nodeDir = "node"
 // TestIORedis runs node/test.js, which drives basalt with the Node.js client
 // ioredis (the version pinned in node/package-lock.json) and checks every
 // reply: strings, a 1000-command pipeline, MULTI/EXEC, WATCH from 10
-// connections, binary values, error replies and scanStream.
+// connections, binary values, error replies, scanStream and pub/sub.
 func TestIORedis(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {

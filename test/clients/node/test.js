@@ -222,6 +222,46 @@ step('scanStream over 2000 keys', async () => {
   ok(total >= await r.dbsize(), `unfiltered scan saw ${total} keys`);
 });
 
+step('pub/sub', async () => {
+  const sub = client();
+  await sub.connect();
+  try {
+    const got = [];
+    const all = new Promise((resolve) => {
+      sub.on('message', (ch, msg) => { got.push(`${ch} ${msg}`); if (got.length === 200) resolve(); });
+      sub.on('pmessage', (pat, ch, msg) => { got.push(`${pat} ${ch} ${msg}`); if (got.length === 200) resolve(); });
+    });
+    eq(await sub.subscribe('ps:a', 'ps:b'), 2, 'SUBSCRIBE count');
+    eq(await sub.psubscribe('ps:p*'), 3, 'PSUBSCRIBE count');
+    eq(await r.pubsub('NUMSUB', 'ps:a', 'ps:x'), ['ps:a', 1, 'ps:x', 0], 'PUBSUB NUMSUB');
+    eq(await r.pubsub('NUMPAT'), 1, 'PUBSUB NUMPAT');
+    eq((await r.pubsub('CHANNELS', 'ps:*')).sort(), ['ps:a', 'ps:b'], 'PUBSUB CHANNELS');
+    const p = r.pipeline();
+    for (let i = 0; i < 100; i++) p.publish('ps:a', String(i));
+    for (let i = 0; i < 50; i++) p.publish('ps:pp', String(i));
+    const res = await p.exec();
+    ok(res.slice(0, 100).every(([err, n]) => err === null && n === 1), 'PUBLISH reaches one subscriber');
+    ok(res.slice(100).every(([err, n]) => err === null && n === 1), 'PUBLISH reaches one pattern');
+    eq(await r.publish('ps:b', 'last'), 1, 'PUBLISH ps:b');
+    // 150 + 1 messages so far; 49 more by pattern.
+    for (let i = 50; i < 99; i++) await r.publish('ps:pq', String(i));
+    await all;
+    const want = [];
+    for (let i = 0; i < 100; i++) want.push(`ps:a ${i}`);
+    for (let i = 0; i < 50; i++) want.push(`ps:p* ps:pp ${i}`);
+    want.push('ps:b last');
+    for (let i = 50; i < 99; i++) want.push(`ps:p* ps:pq ${i}`);
+    eq(got, want, 'messages in publish order');
+    // (ioredis's unsubscribe() with no names waits for a reply per name it
+    // knows, so name them.)
+    eq(await sub.unsubscribe('ps:a', 'ps:b'), 1, 'UNSUBSCRIBE leaves the pattern');
+    eq(await sub.punsubscribe('ps:p*'), 0, 'PUNSUBSCRIBE');
+    eq(await sub.get('ps:none'), null, 'commands run again after unsubscribing');
+  } finally {
+    sub.disconnect();
+  }
+});
+
 step('quit', async () => {
   const ended = new Promise((res) => r.once('end', res));
   eq(await r.quit(), 'OK', 'QUIT');
