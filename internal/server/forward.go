@@ -28,7 +28,7 @@ var localCommands = map[string]bool{
 	"client": true, "debug": true, "raft": true, "readonly": true, "readwrite": true,
 	"command": true, "lolwut": true, "ping": true, "echo": true, "time": true,
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
-	"ssubscribe": true, "sunsubscribe": true, "publish": true, "spublish": true, "pubsub": true,
+	"ssubscribe": true, "sunsubscribe": true, "spublish": true, "pubsub": true,
 }
 
 // upstream is a client's connection to the leader.

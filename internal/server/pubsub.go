@@ -10,6 +10,7 @@ import (
 	"basalt/internal/command"
 	"basalt/internal/glob"
 	"basalt/internal/resp"
+	"basalt/internal/shard"
 )
 
 // Pub/sub. Nothing here touches the key space or the log: PUBLISH changes
@@ -562,6 +563,14 @@ func cmdSsubscribe(c *Client, argv [][]byte) {
 }
 
 func cmdPublish(c *Client, argv [][]byte) {
+	if !c.srv.shard.Lone() && !c.multi {
+		// In a cluster the message goes through the log, and every node
+		// delivers it to its own subscribers as it applies it (see
+		// shard.KindPublish); the reply counts this node's receivers.
+		c.orderedOutput()
+		c.propose(shard.Record{Kind: shard.KindPublish, Cmds: [][][]byte{{argv[1], argv[2]}}})
+		return
+	}
 	w := c.reply()
 	c.orderedOutput() // a message to oneself follows the replies before it
 	c.holdForExec()

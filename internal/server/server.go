@@ -60,7 +60,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	sh, err := shard.New(st, command.Apply, shardConfig(cfg))
+	hub := newHub(cfg.OutputLimits[pubsubClass])
+	sc := shardConfig(cfg)
+	sc.Publish = hub.Publish
+	sh, err := shard.New(st, command.Apply, sc)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -78,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 		start:    time.Now(),
 		closed:   make(chan struct{}),
 		clients:  map[int64]*Client{},
-		hub:      newHub(cfg.OutputLimits[pubsubClass]),
+		hub:      hub,
 		shutdown: make(chan struct{}),
 	}, nil
 }

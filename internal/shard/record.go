@@ -15,6 +15,7 @@ const (
 	KindExec                    // MULTI/EXEC: commands applied together, WATCH checked first
 	KindExpire                  // active expiry: delete the listed keys that are past their expiry
 	KindAborted                 // an EXEC whose WATCH failed: logged, applies nothing
+	KindPublish                 // PUBLISH in a cluster: each node delivers Cmds[0] = {channel, message} to its subscribers
 )
 
 // Record is one entry of the log: everything needed to apply a write

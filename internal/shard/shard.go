@@ -103,6 +103,9 @@ type Config struct {
 	TickInterval  time.Duration
 	ElectionTicks int
 	Logger        raft.Logger
+	// Publish delivers a message published in the cluster to this node's
+	// subscribers and returns how many got it.
+	Publish func(channel, message []byte) int
 }
 
 // Shard owns the single ordered write path of a key space.
@@ -253,6 +256,22 @@ func (s *Shard) SetFsync(f Fsync) { s.fsync.Store(int32(f)) }
 
 // FsyncPolicy returns the appendfsync policy.
 func (s *Shard) FsyncPolicy() Fsync { return Fsync(s.fsync.Load()) }
+
+// Lone reports whether this node is its group's only voter.
+func (s *Shard) Lone() bool { return s.node.loneFast.Load() }
+
+// publish delivers a KindPublish record to this node's subscribers. A
+// message older than a few seconds is a node catching up after a restart:
+// its subscribers were not there to get it then, so it is not delivered.
+func (s *Shard) publish(rec *Record, w *resp.Writer) {
+	n := 0
+	if s.cfg.Publish != nil && len(rec.Cmds) == 1 && len(rec.Cmds[0]) == 2 && time.Now().UnixMilli()-rec.Time < 5000 {
+		n = s.cfg.Publish(rec.Cmds[0][0], rec.Cmds[0][1])
+	}
+	if w != nil {
+		w.Int(int64(n))
+	}
+}
 
 // IsLeader reports whether this node leads its group: writes go here.
 func (s *Shard) IsLeader() bool { return s.leadTerm.Load() != 0 }
@@ -866,6 +885,10 @@ func (s *Shard) applyOne(tx *store.Tx, rec *Record, w *resp.Writer) {
 	}()
 	tx.DB = rec.DB
 	tx.Now = rec.Time
+	if rec.Kind == KindPublish {
+		s.publish(rec, w)
+		return
+	}
 	s.apply(tx, rec, s, w)
 }
 

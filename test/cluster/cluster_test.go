@@ -172,3 +172,22 @@ func expect(t *testing.T, r testutil.Reply, want string) {
 		t.Fatalf("got %s, want %s", r.String(), want)
 	}
 }
+
+// TestClusterPubSub: a message published on any node reaches the
+// subscribers of every node.
+func TestClusterPubSub(t *testing.T) {
+	c := testutil.StartCluster(t, 3)
+	var subs []*testutil.Conn
+	for _, p := range c.Nodes {
+		s := testutil.Dial(t, p.Addr)
+		expect(t, s.Do("SUBSCRIBE", "news"), `["subscribe", "news", :1]`)
+		subs = append(subs, s)
+	}
+	pub := testutil.Dial(t, c.Nodes[c.Follower(t)].Addr)
+	expect(t, pub.Do("PUBLISH", "news", "hello"), ":1")
+	for i, s := range subs {
+		if r := s.Read(); r.String() != `["message", "news", "hello"]` {
+			t.Errorf("subscriber on node %d got %s", i+1, r)
+		}
+	}
+}
