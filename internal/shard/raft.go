@@ -66,6 +66,32 @@ type confReq struct {
 	done chan error
 }
 
+// snapStorage is the Raft log as raft sees it: when raft needs a snapshot
+// newer than the one recorded (a follower is behind the compacted part of
+// the log), the apply loop is asked to take one, and raft tries again later.
+type snapStorage struct {
+	*raftlog.Storage
+	s *Shard
+}
+
+func (st snapStorage) Snapshot() (raftpb.Snapshot, error) {
+	snap, err := st.Storage.Snapshot()
+	if err != nil {
+		return snap, err
+	}
+	if first, _ := st.FirstIndex(); snap.Metadata.Index+1 < first {
+		if st.s.snapWanted.CompareAndSwap(false, true) {
+			select {
+			case st.s.events <- event{snapshot: true}:
+			default:
+				st.s.snapWanted.Store(false) // asked again next time
+			}
+		}
+		return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
+	}
+	return snap, nil
+}
+
 // node runs the RawNode.
 type node struct {
 	s   *Shard
@@ -154,7 +180,7 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 		ID:              cfg.ID,
 		ElectionTick:    cfg.ElectionTicks,
 		HeartbeatTick:   2,
-		Storage:         lg,
+		Storage:         snapStorage{lg, s},
 		Applied:         min(s.applied.Load(), hs.Commit),
 		MaxSizePerMsg:   1 << 20,
 		MaxInflightMsgs: 256,

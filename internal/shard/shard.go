@@ -144,6 +144,7 @@ type Shard struct {
 	leadTerm atomic.Uint64 // the term this node leads in; 0 if it does not
 
 	appliedTermAtomic atomic.Uint64 // appliedTerm, for other goroutines
+	snapWanted        atomic.Bool   // raft asked for a snapshot the loop has not taken yet
 
 	// Owned by the apply loop.
 	appliedTerm uint64      // the term of the last entry applied
@@ -753,11 +754,11 @@ func (s *Shard) snapshot() {
 		return
 	}
 	idx := s.applied.Load()
-	s.node.do(func() {
-		if _, err := s.node.log.CreateSnapshot(idx, nil, buf.Bytes()); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
-			slog.Error("snapshot: recording it", "index", idx, "err", err)
-		}
-	})
+	defer s.snapWanted.Store(false)
+	// The log is safe for concurrent use; raft reads the snapshot from it.
+	if _, err := s.node.log.CreateSnapshot(idx, nil, buf.Bytes()); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+		slog.Error("snapshot: recording it", "index", idx, "err", err)
+	}
 }
 
 // installSnapshot replaces the store with a snapshot from the leader.
@@ -851,13 +852,13 @@ func (s *Shard) storeFailed(err error) {
 	s.drop(err)
 }
 
-// maybeCompact drops old entries from a lone node's log once the store has
-// them on disk. A group with peers keeps its log: snapshots that would let
-// a far-behind follower catch up are not implemented yet.
+// maybeCompact drops old entries from the log once the store has them on
+// disk, keeping the last LogRetain: a follower further behind than that
+// catches up from a snapshot (see snapStorage).
 func (s *Shard) maybeCompact() {
 	retain := s.cfg.LogRetain
 	applied := s.applied.Load()
-	if retain == 0 || applied < s.compacted+retain+1024 || !s.node.loneFast.Load() {
+	if retain == 0 || applied < s.compacted+retain+1024 {
 		return
 	}
 	if err := s.st.SyncWAL(); err != nil {
@@ -865,11 +866,9 @@ func (s *Shard) maybeCompact() {
 	}
 	to := applied - retain
 	s.compacted = to
-	go s.node.do(func() {
-		if err := s.node.log.Compact(to); err != nil && !errors.Is(err, raft.ErrCompacted) {
-			slog.Error("compacting the raft log", "err", err)
-		}
-	})
+	if err := s.node.log.Compact(to); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		slog.Error("compacting the raft log", "err", err)
+	}
 }
 
 // applyOne applies one record; a panic in a command becomes an error reply

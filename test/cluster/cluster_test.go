@@ -191,3 +191,26 @@ func TestClusterPubSub(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotCatchUp: a follower that was down while the others compacted
+// their logs catches up from a snapshot of the store.
+func TestSnapshotCatchUp(t *testing.T) {
+	c := testutil.StartCluster(t, 3, "--log-retain", "10")
+	l := c.WaitLeader(t, 15*time.Second)
+	f := (l + 1) % 3
+	c.Nodes[f].Stop()
+	leader := testutil.Dial(t, c.Nodes[l].Addr)
+	// One write at a time: each is an entry of its own, so the log passes
+	// the compaction threshold (log-retain + 1024 entries).
+	for i := 0; i < 1200; i++ {
+		leader.Do("SET", "k"+strconv.Itoa(i%100), strconv.Itoa(i))
+	}
+	if st := testutil.Status(c.Nodes[l].Addr); st["log_first_index"] == "1" || st["log_first_index"] == "2" {
+		t.Fatalf("the leader did not compact its log: %v", st)
+	}
+	c.Nodes[f].Restart(t)
+	c.WaitConverged(t, 30*time.Second)
+	follower := testutil.Dial(t, c.Nodes[f].Addr)
+	expect(t, follower.Do("READONLY"), "+OK")
+	expect(t, follower.Do("GET", "k99"), `"1199"`)
+}
