@@ -78,10 +78,15 @@ type Command struct {
 	// Run executes the command on the key space. Nil for Conn commands,
 	// which the server runs.
 	Run func(c *Ctx)
+	// ReadFirst, for a command that only sometimes writes (PFCOUNT stores
+	// the count it computes), answers on a read view when that changes
+	// nothing and reports whether it did; otherwise it writes no reply and
+	// the command goes through the write path.
+	ReadFirst func(c *Ctx) bool
 }
 
 // IsWrite reports whether the command goes through the write path.
-func (c *Command) IsWrite() bool { return c.Flags&Write != 0 }
+func (c *Command) IsWrite() bool { return c.Flags&Write != 0 || c.ReadFirst != nil }
 
 // Keys returns the key arguments of argv according to the key positions.
 func (c *Command) Keys(argv [][]byte) [][]byte {

@@ -237,6 +237,9 @@ func (c *Client) dispatch(argv [][]byte) {
 	case cmd.Flags&command.Blocking != 0:
 		c.blockingCall(argv)
 	case cmd.IsWrite():
+		if cmd.ReadFirst != nil && c.readFirst(cmd, argv, now) {
+			return
+		}
 		c.propose(shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}})
 	default:
 		c.read(cmd, argv, now)
@@ -253,21 +256,42 @@ var noTouch = map[string]bool{"object": true, "type": true, "exists": true, "ttl
 // pending writes so that it sees them.
 func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
 	w := c.reply()
-	if !c.readonly && !c.readConfirmed && !localCommands[cmd.Name] {
-		// Linearizable: confirm leadership and wait for the store to
-		// hold every write committed before this read arrived. One
-		// confirmation covers every command already buffered.
-		if err := c.srv.shard.ReadIndex(5 * time.Second); err != nil {
-			w.Error(shard.ErrorReply(err))
-			return
-		}
-		c.readConfirmed = true
+	if !c.confirmRead(cmd, w) {
+		return
 	}
 	// Movable-key commands (SINTERCARD, ZUNION...) have FirstKey 0 but key specs.
 	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey || cmd.FirstKey == 0 && cmd.KeySpecs != nil
 	tx := c.srv.st.ReadTx(c.db, now, multiKey)
 	defer tx.Close()
 	cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w})
+}
+
+// confirmRead makes a read linearizable: it confirms leadership and waits
+// for the store to hold every write committed before this read arrived.
+// One confirmation covers every command already buffered. It answers the
+// error and returns false if that fails.
+func (c *Client) confirmRead(cmd *command.Command, w *resp.Writer) bool {
+	if !c.readonly && !c.readConfirmed && !localCommands[cmd.Name] {
+		if err := c.srv.shard.ReadIndex(5 * time.Second); err != nil {
+			w.Error(shard.ErrorReply(err))
+			return false
+		}
+		c.readConfirmed = true
+	}
+	return true
+}
+
+// readFirst runs a command's ReadFirst on applied state, like read, with a
+// snapshot only if argv names several keys; it reports whether that
+// answered.
+func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) bool {
+	w := c.reply()
+	if !c.confirmRead(cmd, w) {
+		return true
+	}
+	tx := c.srv.st.ReadTx(c.db, now, len(cmd.Keys(argv)) > 1)
+	defer tx.Close()
+	return cmd.ReadFirst(&command.Ctx{Tx: tx, Args: argv, W: w})
 }
 
 // propose sends a write down the ordered path without waiting: pipelined

@@ -55,7 +55,7 @@ func (c *Client) mustForward(cmd *command.Command) bool {
 		return cmd.Name == "client" && c.up != nil
 	}
 	// A READONLY client reads here, unless it is inside MULTI.
-	readOnly := cmd != nil && cmd.Flags&(command.Write|command.Conn|command.Blocking) == 0
+	readOnly := cmd != nil && !cmd.IsWrite() && cmd.Flags&(command.Conn|command.Blocking) == 0
 	if c.readonly && readOnly && !c.upMulti {
 		return false
 	}
