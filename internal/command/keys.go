@@ -543,14 +543,16 @@ func objectKey(c *Ctx) (store.Meta, bool) {
 // objectEncoding names the encoding Redis would use. Strings follow Redis's
 // rules for a value stored by SET (tryObjectEncoding): a canonical int64 is
 // "int", up to 44 bytes "embstr", longer "raw". Collections answer their
-// large-size encoding until their headers say how big they are.
+// large-size encoding until their headers say how big they are. A small
+// HyperLogLog is "raw" as PFADD makes it (Redis would say "embstr" for the
+// same bytes stored by SET).
 func objectEncoding(m store.Meta) string {
 	switch m.Type {
 	case store.TypeString:
 		if _, ok := num.ParseInt(m.Body); ok {
 			return "int"
 		}
-		if len(m.Body) <= 44 {
+		if len(m.Body) <= 44 && !hllValid(m.Body) {
 			return "embstr"
 		}
 		return "raw"

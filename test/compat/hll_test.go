@@ -131,6 +131,8 @@ func TestHyperLogLog(t *testing.T) {
 			TYPE h
 			STRLEN h
 			EXISTS h
+			OBJECT ENCODING h
+			OBJECT ENCODING empty
 		`)
 	})
 
