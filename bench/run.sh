@@ -22,6 +22,12 @@
 #                     zrangebyscore  ZRANGEBYSCORE bench:z 100 200 on a
 #                                    10,000-member zset (101 members a reply)
 #                     hgetall        HGETALL bench:h, a 100-field hash
+#                     and these command lines, N requests each:
+#                     pfadd          PFADD bench:hll __rand_int__ (one HLL,
+#                                    turning dense early, as a counter of
+#                                    visitors would)
+#                     pfcount        PFCOUNT bench:hll, prefilled with
+#                                    10,000 elements (the count is cached)
 #   READ_N=N/10       requests of each zrangebyscore / hgetall run
 #   MODES="always everysec"   appendfsync of both servers
 #   RAW=FILE          also append every raw CSV line here
@@ -51,29 +57,34 @@ trap 'exit 130' INT TERM
 csv_name() {
 	case $1 in
 	mset) echo "MSET (10 keys)" ;;
-	zrangebyscore | hgetall) read_cmd "$1" ;;
+	zrangebyscore | hgetall | pfadd | pfcount) read_cmd "$1" ;;
 	*) echo "$1" | tr a-z A-Z ;;
 	esac
 }
 
-# read_cmd TEST: the command line of a read test on a prefilled key (it is
-# also its name in the CSV).
+# read_cmd TEST: the command line of a test run as a command line rather
+# than a -t name (it is also its name in the CSV).
 read_cmd() {
 	case $1 in
 	zrangebyscore) echo "ZRANGEBYSCORE bench:z 100 200" ;;
 	hgetall) echo "HGETALL bench:h" ;;
+	pfadd) echo "PFADD bench:hll __rand_int__" ;;
+	pfcount) echo "PFCOUNT bench:hll" ;;
 	esac
 }
 
 # prefill PORT: the keys of the read tests: bench:z with members m0..m9999
-# scored 0..9999, bench:h with fields field0..field99.
+# scored 0..9999, bench:h with fields field0..field99, bench:hll with
+# elements e0..e9999 and its count cached.
 prefill() {
 	local i
 	for i in $(seq 0 1000 9999); do
 		redis-cli -p "$1" zadd bench:z $(seq "$i" $((i + 999)) | awk '{ print $1, "m" $1 }') >/dev/null
+		redis-cli -p "$1" pfadd bench:hll $(seq "$i" $((i + 999)) | awk '{ print "e" $1 }') >/dev/null
 	done
 	redis-cli -p "$1" hset bench:h $(seq 0 99 | awk '{ print "field" $1, "value-" $1 }') >/dev/null
-	if [ "$(redis-cli -p "$1" zcard bench:z)" != 10000 ] || [ "$(redis-cli -p "$1" hlen bench:h)" != 100 ]; then
+	if [ "$(redis-cli -p "$1" zcard bench:z)" != 10000 ] || [ "$(redis-cli -p "$1" hlen bench:h)" != 100 ] ||
+		[ "$(redis-cli -p "$1" pfcount bench:hll)" -lt 9000 ]; then
 		echo "prefill on port $1 failed" >&2
 		exit 1
 	fi
@@ -98,15 +109,16 @@ supported() {
 
 # bench NAME PORT P TESTS: redis-benchmark runs; records "name P test rps".
 # MSET runs on its own with MSET_N requests: each writes 10 keys. Each read
-# test runs on its own with READ_N requests.
+# test runs on its own with READ_N requests, each other command line with N.
 bench() {
 	local name=$1 port=$2 p=$3 tests=$4 t n
-	local plain=() reads=() mset=
+	local plain=() reads=() lines=() mset=
 	IFS=, read -ra list <<<"$tests"
 	for t in "${list[@]}"; do
 		case $t in
 		mset) mset=mset ;;
 		zrangebyscore | hgetall) reads+=("$t") ;;
+		pfadd | pfcount) lines+=("$t") ;;
 		*) plain+=("$t") ;;
 		esac
 	done
@@ -117,13 +129,16 @@ bench() {
 	for t in "${reads[@]}"; do
 		bench1 "$name" "$port" "$p" "$t" "$READ_N"
 	done
+	for t in "${lines[@]}"; do
+		bench1 "$name" "$port" "$p" "$t" "$N"
+	done
 }
 
 bench1() {
 	local name=$1 port=$2 p=$3 tests=$4 n=$5 test rps
 	local what=(-t "$tests")
 	case $tests in
-	zrangebyscore | hgetall) read -ra what <<<"$(read_cmd "$tests")" ;;
+	zrangebyscore | hgetall | pfadd | pfcount) read -ra what <<<"$(read_cmd "$tests")" ;;
 	esac
 	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -r "$KEYSPACE" -n "$n" \
 		-P "$p" --csv "${what[@]}" 2>/dev/null | tr -d '"' >"$WORK/out.csv"
@@ -154,7 +169,7 @@ for MODE in $MODES; do
 	done
 	btests=$(IFS=,; echo "${btests[*]}")
 	case ,$TESTS, in
-	*,zrangebyscore,* | *,hgetall,*)
+	*,zrangebyscore,* | *,hgetall,* | *,pfcount,*)
 		prefill "$REDIS_PORT"
 		prefill "$BASALT_PORT"
 		;;

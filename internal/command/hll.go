@@ -10,8 +10,8 @@ import (
 )
 
 // HyperLogLog commands (hyperloglog.c in Redis). An HLL is a plain string
-// whose bytes are Redis's own representation, so GET, SET, DUMP-free copies
-// and replication of the value between basalt and Redis all work:
+// whose bytes are Redis's own representation, so GET and SET carry an HLL
+// from basalt to Redis and back:
 //
 //	"HYLL" | encoding (0 dense, 1 sparse) | 3 unused bytes | cached count (8 bytes, LE)
 //
@@ -568,25 +568,16 @@ func cmdPFAdd(c *Ctx) {
 	c.W.Int(1)
 }
 
-// pfCountRead answers PFCOUNT on a read view unless counting means storing
-// a count in a stale header; it reports whether it answered.
-func pfCountRead(c *Ctx) bool {
+func cmdPFCount(c *Ctx)       { pfCount(c, true) }
+func pfCountRead(c *Ctx) bool { return pfCount(c, false) }
+
+// pfCount answers PFCOUNT. Counting one key whose cached count is stale
+// stores the new count, as Redis does; without mayWrite (on a read view) it
+// answers nothing in that case and returns false.
+func pfCount(c *Ctx, mayWrite bool) bool {
 	if len(c.Args) > 2 {
 		pfCountUnion(c)
 		return true
-	}
-	m, ok := c.Tx.Lookup(c.Args[1])
-	if ok && m.Type == store.TypeString && hllValid(m.Body) && !hllCacheValid(m.Body) {
-		return false
-	}
-	cmdPFCount(c)
-	return true
-}
-
-func cmdPFCount(c *Ctx) {
-	if len(c.Args) > 2 {
-		pfCountUnion(c)
-		return
 	}
 	key := c.Args[1]
 	m, v, ok, wrong := hllLoad(c, key)
@@ -596,17 +587,20 @@ func cmdPFCount(c *Ctx) {
 		c.W.Int(0)
 	case hllCacheValid(v):
 		c.W.Int(int64(hllCached(v)))
+	case !mayWrite:
+		return false
 	default:
 		h, valid := hllHisto(v)
 		if !valid {
 			c.W.Error(errHLLInvalid)
-			return
+			break
 		}
 		n := hllEstimate(&h)
 		hllSetCache(v, n)
 		hllStore(c, key, m, v)
 		c.W.Int(int64(n))
 	}
+	return true
 }
 
 // pfCountUnion counts the union of several HLLs, changing none.
