@@ -133,6 +133,19 @@ func TestHyperLogLog(t *testing.T) {
 			EXISTS h
 			OBJECT ENCODING h
 			OBJECT ENCODING empty
+			PFADD g x y z
+			PFDEBUG GETREG g
+			GET g
+			PFDEBUG ENCODING g
+			PFDEBUG GETREG g
+			pfdebug todense g
+			PFDEBUG TODENSE h
+			PFDEBUG TODENSE h
+			GET h
+			PFCOUNT h
+			PFADD h f
+			GET h
+			PFCOUNT h
 		`)
 	})
 
