@@ -236,7 +236,7 @@ func hllAdd(v, ele []byte) ([]byte, int) {
 // hllSparseSet raises register index of a sparse HLL to count, as Redis's
 // hllSparseSet: it edits the one opcode covering the register in place,
 // splitting it into at most three, then merges equal neighbouring values.
-// A value too big for a VAL opcode, or a value about to outgrow
+// A count too big for a VAL opcode, or an HLL about to outgrow
 // hllSparseMaxBytes, turns the HLL dense.
 func hllSparseSet(v []byte, index, count int) ([]byte, int) {
 	if count > hllValMaxValue {
@@ -386,14 +386,14 @@ func hllToDense(v []byte) ([]byte, bool) {
 	return d, idx == hllRegisters
 }
 
-// hllMerge raises max[i] to register i of v for every register; it reports
+// hllMerge raises out[i] to register i of v for every register; it reports
 // false if v is a corrupt sparse HLL.
-func hllMerge(max []byte, v []byte) bool {
+func hllMerge(out []byte, v []byte) bool {
 	if v[4] == hllDense {
 		regs := v[hllHdrSize:]
 		for i := range hllRegisters {
-			if r := byte(denseGet(regs, i)); r > max[i] {
-				max[i] = r
+			if r := byte(denseGet(regs, i)); r > out[i] {
+				out[i] = r
 			}
 		}
 		return true
@@ -413,8 +413,8 @@ func hllMerge(max []byte, v []byte) bool {
 				return false
 			}
 			for ; n > 0; n-- {
-				if val > max[i] {
-					max[i] = val
+				if val > out[i] {
+					out[i] = val
 				}
 				i++
 			}
