@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"basalt/internal/testutil"
 )
@@ -400,4 +401,30 @@ func TestHyperLogLog(t *testing.T) {
 			EXEC
 		`)
 	})
+}
+
+// A READONLY client on a follower reads locally, but a PFCOUNT that must
+// store a stale count goes to the leader, so every node keeps the same bytes.
+func TestHyperLogLogReadOnlyFollower(t *testing.T) {
+	if testutil.ClusterMode() > 0 {
+		t.Skip("starts its own cluster")
+	}
+	c := testutil.StartCluster(t, 3)
+	leader := testutil.Dial(t, c.Nodes[c.WaitLeader(t, 15*time.Second)].Addr)
+	follower := testutil.Dial(t, c.Nodes[c.Follower(t)].Addr)
+	if r := leader.Do("PFADD", "h", "a", "b", "c"); r.Int != 1 {
+		t.Fatalf("PFADD: %v", r)
+	}
+	if r := follower.Do("READONLY"); r.String() != "+OK" {
+		t.Fatalf("READONLY: %v", r)
+	}
+	for range 2 { // the first stores the count, the second reads it
+		if r := follower.Do("PFCOUNT", "h"); r.Kind != ':' || r.Int != 3 {
+			t.Fatalf("PFCOUNT on the follower: %v", r)
+		}
+	}
+	if v := leader.Do("GET", "h").Str; len(v) < 16 || v[15]&0x80 != 0 || v[8] != 3 {
+		t.Errorf("GET after PFCOUNT: cached count not stored: %q", v)
+	}
+	c.WaitConverged(t, 15*time.Second)
 }
