@@ -549,6 +549,9 @@ func objectKey(c *Ctx) (store.Meta, bool) {
 func objectEncoding(m store.Meta) string {
 	switch m.Type {
 	case store.TypeString:
+		if m.Chunked {
+			return "raw"
+		}
 		if _, ok := num.ParseInt(m.Body); ok {
 			return "int"
 		}
@@ -583,7 +586,7 @@ func cmdObjectRefCount(c *Ctx) {
 	if !ok {
 		return
 	}
-	if m.Type == store.TypeString {
+	if m.Type == store.TypeString && !m.Chunked {
 		if n, ok := num.ParseInt(m.Body); ok && n >= 0 && n < 10000 {
 			c.W.Int(math.MaxInt32)
 			return

@@ -10,8 +10,10 @@ import (
 	"basalt/internal/store"
 )
 
-// String commands (t_string.c in Redis). A string's value is the body of its
-// metadata entry, so GET is one Pebble read.
+// String commands (t_string.c in Redis). Values are read and written through
+// the store's string accessors (store/strval.go): a small string is the
+// body of its metadata entry, so GET is one Pebble read; a big one is
+// stored in chunks.
 func init() {
 	rw := []string{"write", "string", "slow"}
 	wf := []string{"write", "string", "fast"}
@@ -78,7 +80,7 @@ func cmdGet(c *Ctx) {
 	case !ok:
 		c.W.Null()
 	default:
-		c.W.Bulk(m.Body)
+		c.W.Bulk(c.Tx.ReadString(c.Args[1], m))
 	}
 }
 
@@ -193,7 +195,7 @@ func setGeneric(c *Ctx, key, val []byte, flags int, expire []byte, okReply, abor
 			c.W.Error(ErrWrongType)
 			return
 		case found:
-			c.W.Bulk(old.Body)
+			c.W.Bulk(c.Tx.ReadString(key, old))
 		default:
 			c.W.Null()
 		}
@@ -204,14 +206,14 @@ func setGeneric(c *Ctx, key, val []byte, flags int, expire []byte, okReply, abor
 		}
 		return
 	}
-	m := store.Meta{Type: store.TypeString, Body: val}
+	var ttl int64
 	if flags&optKeepTTL != 0 && found {
-		m.ExpireAt = old.ExpireAt
+		ttl = old.ExpireAt
 	}
 	if expire != nil {
-		m.ExpireAt = at
+		ttl = at
 	}
-	c.Tx.Put(key, m)
+	c.Tx.WriteString(key, val, ttl)
 	if flags&optGet == 0 {
 		okReply()
 	}
@@ -248,7 +250,7 @@ func cmdGetDel(c *Ctx) {
 	case !ok:
 		c.W.Null()
 	default:
-		c.W.Bulk(m.Body)
+		c.W.Bulk(c.Tx.ReadString(c.Args[1], m))
 		c.Tx.Delete(c.Args[1])
 	}
 }
@@ -275,7 +277,7 @@ func cmdGetEX(c *Ctx) {
 			return
 		}
 	}
-	c.W.Bulk(m.Body)
+	c.W.Bulk(c.Tx.ReadString(key, m))
 	switch {
 	case flags&(optEXAT|optPXAT) != 0 && at <= c.Tx.Now:
 		// An absolute time already past deletes the key.
@@ -295,7 +297,7 @@ func cmdMGet(c *Ctx) {
 	for _, key := range c.Args[1:] {
 		m, ok := c.Tx.Lookup(key)
 		if ok && m.Type == store.TypeString {
-			c.W.Bulk(m.Body)
+			c.W.Bulk(c.Tx.ReadString(key, m))
 		} else {
 			c.W.Null()
 		}
@@ -331,7 +333,7 @@ func msetPairs(c *Ctx) bool {
 		return false
 	}
 	for j := 1; j < len(c.Args); j += 2 {
-		c.Tx.Put(c.Args[j], store.Meta{Type: store.TypeString, Body: c.Args[j+1]})
+		c.Tx.WriteString(c.Args[j], c.Args[j+1], 0)
 	}
 	return true
 }
@@ -344,22 +346,22 @@ func cmdAppend(c *Ctx) {
 		return
 	}
 	if !ok {
-		c.Tx.Put(key, store.Meta{Type: store.TypeString, Body: add})
+		c.Tx.WriteString(key, add, 0)
 		c.W.Int(int64(len(add)))
 		return
 	}
-	if !checkStringLength(c, int64(len(m.Body)), int64(len(add))) {
+	n := m.StringLen()
+	if !checkStringLength(c, n, int64(len(add))) {
 		return
 	}
-	m.Body = append(m.Body, add...)
-	c.Tx.Put(key, m)
-	c.W.Int(int64(len(m.Body)))
+	m = c.Tx.WriteStringRange(key, m, n, add)
+	c.W.Int(m.StringLen())
 }
 
 func cmdStrlen(c *Ctx) {
 	m, _, wrong := c.Lookup(c.Args[1], store.TypeString)
 	if !wrong {
-		c.W.Int(int64(len(m.Body)))
+		c.W.Int(m.StringLen())
 	}
 }
 
@@ -380,7 +382,7 @@ func cmdGetRange(c *Ctx) {
 		c.W.Bulk(nil)
 		return
 	}
-	n := int64(len(m.Body))
+	n := m.StringLen()
 	if start < 0 {
 		start += n
 	}
@@ -395,7 +397,7 @@ func cmdGetRange(c *Ctx) {
 		c.W.Bulk(nil)
 		return
 	}
-	c.W.Bulk(m.Body[start : end+1])
+	c.W.Bulk(c.Tx.ReadStringRange(c.Args[1], m, start, end+1))
 }
 
 // cmdSetRange overwrites part of a string, padding with zero bytes. An
@@ -416,7 +418,7 @@ func cmdSetRange(c *Ctx) {
 		return
 	}
 	if len(val) == 0 {
-		c.W.Int(int64(len(m.Body)))
+		c.W.Int(m.StringLen())
 		return
 	}
 	if !checkStringLength(c, offset, int64(len(val))) {
@@ -425,12 +427,8 @@ func cmdSetRange(c *Ctx) {
 	if !ok {
 		m = store.Meta{Type: store.TypeString}
 	}
-	if need := int(offset) + len(val); need > len(m.Body) {
-		m.Body = append(m.Body, make([]byte, need-len(m.Body))...)
-	}
-	copy(m.Body[offset:], val)
-	c.Tx.Put(key, m)
-	c.W.Int(int64(len(m.Body)))
+	m = c.Tx.WriteStringRange(key, m, offset, val)
+	c.W.Int(m.StringLen())
 }
 
 func cmdIncr(c *Ctx) { incrDecr(c, 1) }
@@ -466,7 +464,13 @@ func incrDecr(c *Ctx, by int64) {
 	}
 	var v int64
 	if ok {
-		if v, ok = num.ParseInt(m.Body); !ok {
+		// No integer is longer than 20 bytes: don't read a big value.
+		if m.StringLen() > 20 {
+			ok = false
+		} else {
+			v, ok = num.ParseInt(c.Tx.ReadString(key, m))
+		}
+		if !ok {
 			c.W.Error(ErrNotInt)
 			return
 		}
@@ -476,8 +480,7 @@ func incrDecr(c *Ctx, by int64) {
 		return
 	}
 	v += by
-	m.Type, m.Body = store.TypeString, num.FormatInt(v)
-	c.Tx.Put(key, m)
+	c.Tx.WriteString(key, num.FormatInt(v), m.ExpireAt)
 	c.W.Int(v)
 }
 
@@ -491,7 +494,7 @@ func cmdIncrByFloat(c *Ctx) {
 	}
 	var cur []byte
 	if ok {
-		cur = m.Body
+		cur = c.Tx.ReadString(key, m)
 		if cur == nil {
 			cur = []byte{} // an empty string is not a number, unlike a missing key
 		}
@@ -501,8 +504,7 @@ func cmdIncrByFloat(c *Ctx) {
 		c.W.Error(err.Error())
 		return
 	}
-	m.Type, m.Body = store.TypeString, v
-	c.Tx.Put(key, m)
+	c.Tx.WriteString(key, v, m.ExpireAt)
 	c.W.Bulk(v)
 }
 
@@ -522,7 +524,7 @@ func cmdLCS(c *Ctx) {
 			c.W.Error("ERR The specified keys must contain string values")
 			return
 		}
-		ab[i] = m.Body
+		ab[i] = c.Tx.ReadString(key, m)
 	}
 	a, b := ab[0], ab[1]
 	var getLen, getIdx, withMatchLen bool

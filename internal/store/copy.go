@@ -24,8 +24,8 @@ func (t *Tx) CopyTo(src []byte, m Meta, dstDB int, dst []byte) {
 	// type stays the same, and dst's old members must not survive.
 	t.Delete(dst)
 	t.Put(dst, m)
-	if m.Type == TypeString {
-		return // a string has no members: its value is in m.Body
+	if !m.HasMembers() {
+		return // an inline string: its value is in m.Body
 	}
 	from := MemberPrefix(nil, srcPhys, src)
 	to := MemberPrefix(nil, t.phys(), dst)

@@ -45,13 +45,28 @@ type Meta struct {
 	Type     Type
 	ExpireAt int64 // unix milliseconds; 0 means no expiry
 	Body     []byte
+	// Chunked marks a string stored in chunks (strval.go): its Body is
+	// its length and its value is in member entries. It is stored as the
+	// top bit of the type byte.
+	Chunked bool
 }
 
-const metaHeader = 1 + 8
+const (
+	metaHeader  = 1 + 8
+	chunkedFlag = 0x80
+)
+
+// HasMembers reports whether the key has member entries: collections do,
+// and so do chunked strings.
+func (m *Meta) HasMembers() bool { return m.Type != TypeString || m.Chunked }
 
 // encode appends the metadata's stored form to buf.
 func (m *Meta) encode(buf []byte) []byte {
-	buf = append(buf, byte(m.Type))
+	t := byte(m.Type)
+	if m.Chunked {
+		t |= chunkedFlag
+	}
+	buf = append(buf, t)
 	buf = binary.BigEndian.AppendUint64(buf, uint64(m.ExpireAt))
 	return append(buf, m.Body...)
 }
@@ -64,9 +79,10 @@ func decodeMeta(v []byte) (Meta, error) {
 		return Meta{}, errCorrupt
 	}
 	return Meta{
-		Type:     Type(v[0]),
+		Type:     Type(v[0] &^ chunkedFlag),
 		ExpireAt: int64(binary.BigEndian.Uint64(v[1:])),
 		Body:     v[metaHeader:],
+		Chunked:  v[0]&chunkedFlag != 0,
 	}, nil
 }
 

@@ -362,7 +362,9 @@ func (t *Tx) Exists(key []byte) bool {
 
 // Put writes key's metadata, creating the key if needed. Members of an
 // existing collection are kept when the type stays the same; a key whose
-// type changes loses its old members.
+// type changes loses its old members, and so does a chunked string that
+// becomes an inline one (WriteString drops the chunks of a chunked string
+// it replaces with another).
 func (t *Tx) Put(key []byte, m Meta) {
 	t.mustWrite()
 	phys := t.phys()
@@ -371,7 +373,7 @@ func (t *Tx) Put(key []byte, m Meta) {
 		if old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt {
 			t.del(expiryKey(nil, phys, old.ExpireAt, key))
 		}
-		if old.Type != m.Type && old.Type != TypeString {
+		if old.HasMembers() && (old.Type != m.Type || old.Chunked != m.Chunked) {
 			t.deleteMembers(phys, key)
 		}
 		if old.ExpireAt != 0 {
@@ -413,7 +415,7 @@ func (t *Tx) remove(key []byte, m Meta) {
 		t.del(expiryKey(nil, phys, m.ExpireAt, key))
 		t.expiresDelta[phys]--
 	}
-	if m.Type != TypeString {
+	if m.HasMembers() {
 		t.deleteMembers(phys, key)
 	}
 	t.countDelta[phys]--

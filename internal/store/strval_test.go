@@ -1,0 +1,132 @@
+package store
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+)
+
+// TestStringValues drives the string accessors with random whole and range
+// writes across the inline/chunked threshold and compares every read with
+// a plain byte slice. It also checks that the chunks stored are only those
+// holding a nonzero byte.
+func TestStringValues(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{Databases: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key := []byte("k")
+	var model []byte
+	rng := rand.New(rand.NewSource(1))
+	randBytes := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			if rng.Intn(3) > 0 { // some zero runs
+				b[i] = byte(rng.Intn(256))
+			}
+		}
+		return b
+	}
+	for step := range 300 {
+		tx := st.WriteTx()
+		m, ok := tx.Lookup(key)
+		if !ok {
+			m = Meta{Type: TypeString}
+		}
+		switch r := rng.Intn(10); {
+		case r == 0:
+			model = randBytes(rng.Intn(3 * ChunkSize))
+			tx.WriteString(key, model, 0)
+		case r == 1:
+			n := int64(rng.Intn(5 * ChunkSize))
+			src := append([]byte(nil), model...)
+			model = make([]byte, n)
+			tx.WriteStringFunc(key, n, 0, func(off int64, buf []byte) {
+				for i := range buf {
+					if int(off)+i < len(src) {
+						buf[i] = ^src[int(off)+i]
+					}
+				}
+			})
+			for i := range model {
+				if i < len(src) {
+					model[i] = ^src[i]
+				}
+			}
+		default:
+			off := int64(rng.Intn(len(model) + 2*ChunkSize))
+			data := randBytes(rng.Intn(ChunkSize + 10))
+			tx.WriteStringRange(key, m, off, data)
+			if need := int(off) + len(data); need > len(model) {
+				model = append(model, make([]byte, need-len(model))...)
+			}
+			copy(model[off:], data)
+		}
+		if err := tx.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+
+		rt := st.ReadTx(0, 0, false)
+		m, ok = rt.Lookup(key)
+		if !ok {
+			t.Fatalf("step %d: key missing", step)
+		}
+		if m.Chunked != (len(model) > InlineMax) || m.StringLen() != int64(len(model)) {
+			t.Fatalf("step %d: chunked %v length %d, model %d", step, m.Chunked, m.StringLen(), len(model))
+		}
+		if got := rt.ReadString(key, m); !bytes.Equal(got, model) {
+			t.Fatalf("step %d: value differs", step)
+		}
+		a := rng.Int63n(int64(len(model)) + 10)
+		b := a + rng.Int63n(3*ChunkSize)
+		want := model[min(a, int64(len(model))):min(b, int64(len(model)))]
+		if got := rt.ReadStringRange(key, m, a, b); !bytes.Equal(got, want) {
+			t.Fatalf("step %d: range [%d,%d) differs", step, a, b)
+		}
+		if m.Chunked {
+			rt.Members(key, nil, nil, false, func(sub, v []byte) bool {
+				if bytes.Equal(v, zeroChunk[:len(v)]) {
+					t.Fatalf("step %d: all-zero chunk stored", step)
+				}
+				return true
+			})
+		}
+		rt.Close()
+	}
+}
+
+// TestSparseString checks that a write far past the end of a string
+// stores one chunk, and that the hole reads as zeros.
+func TestSparseString(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{Databases: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key := []byte("bm")
+	const off = 512<<20 - 1
+	tx := st.WriteTx()
+	m := tx.WriteStringRange(key, Meta{Type: TypeString}, off, []byte{1})
+	if err := tx.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	rt := st.ReadTx(0, 0, false)
+	defer rt.Close()
+	n := 0
+	rt.Members(key, nil, nil, false, func(sub, v []byte) bool { n++; return true })
+	if n != 1 || m.StringLen() != off+1 {
+		t.Fatalf("%d chunks, length %d", n, m.StringLen())
+	}
+	if got := rt.ReadStringRange(key, m, off-5, off+5); !bytes.Equal(got, []byte{0, 0, 0, 0, 0, 1}) {
+		t.Fatalf("tail %v", got)
+	}
+	pieces := 0
+	rt.VisitString(key, m, 0, m.StringLen(), func(o, n int64, data []byte) bool {
+		pieces++
+		return true
+	})
+	if pieces != 2 {
+		t.Fatalf("%d pieces, want a hole and a chunk", pieces)
+	}
+}
