@@ -29,7 +29,7 @@ func init() {
 		&Command{Name: "bitop", Arity: -4, Flags: Write | DenyOOM, FirstKey: 2, LastKey: -1, Step: 1, Categories: []string{"write", "bitmap", "slow"},
 			Group: "bitmap", Since: "2.6.0", Summary: "Perform bitwise operations between strings",
 			KeySpecs: []KeySpec{{Flags: []string{"OW", "update"}, Index: 2, KeyStep: 1}, {Flags: []string{"RO", "access"}, Index: 3, LastKey: -1, KeyStep: 1}},
-			Run: cmdBitOp},
+			Run:      cmdBitOp},
 		one(&Command{Name: "bitfield", Arity: -2, Flags: Write | DenyOOM, Categories: []string{"write", "bitmap", "slow"}, Since: "3.2.0",
 			Summary: "Perform arbitrary bitfield integer operations on strings", Run: cmdBitField}, "RW", "access", "update", "variable_flags"),
 		one(&Command{Name: "bitfield_ro", Arity: -2, Flags: ReadOnly | Fast, Categories: []string{"read", "bitmap", "fast"}, Since: "6.0.0",
@@ -190,6 +190,9 @@ func rangeArgs(c *Ctx, args [][]byte, strlen int64, reversedEmpty bool) (first, 
 	}
 	start, end = max(start, 0), max(end, 0)
 	end = min(end, total-1)
+	if start > end {
+		return 1, 0, true // empty (and start may be too big to scale)
+	}
 	if !isBit {
 		start, end = start<<3, end<<3|7
 	}
