@@ -75,7 +75,7 @@ func bitmapFor(c *Ctx, key []byte, n int64) (m store.Meta, grew, ok bool) {
 	if !found {
 		m = store.Meta{Type: store.TypeString}
 	}
-	if !found || m.StringLen() < n {
+	if !found || m.StringLen() < n || !m.Raw {
 		m = c.Tx.WriteStringRange(key, m, n, nil)
 		return m, true, true
 	}
@@ -107,9 +107,10 @@ func cmdSetBit(c *Ctx) {
 	}
 	mask := byte(1) << (7 - off&7)
 	old := b&mask != 0
-	// Write only if the key is created, grows or the bit changes: Redis
-	// signals no modification otherwise.
-	if !found || m.StringLen() <= byteOff || old != (on == 1) {
+	// Write only if the key is created, grows or the bit changes (Redis
+	// signals no modification otherwise), or to mark the value raw as
+	// Redis's lookup for a bit write does.
+	if !found || m.StringLen() <= byteOff || old != (on == 1) || !m.Raw {
 		if on == 1 {
 			b |= mask
 		} else {

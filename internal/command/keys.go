@@ -549,7 +549,7 @@ func objectKey(c *Ctx) (store.Meta, bool) {
 func objectEncoding(m store.Meta) string {
 	switch m.Type {
 	case store.TypeString:
-		if m.Chunked {
+		if m.Chunked || m.Raw {
 			return "raw"
 		}
 		if _, ok := num.ParseInt(m.Body); ok {

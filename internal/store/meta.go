@@ -46,14 +46,17 @@ type Meta struct {
 	ExpireAt int64 // unix milliseconds; 0 means no expiry
 	Body     []byte
 	// Chunked marks a string stored in chunks (strval.go): its Body is
-	// its length and its value is in member entries. It is stored as the
-	// top bit of the type byte.
-	Chunked bool
+	// its length and its value is in member entries. Raw marks a string
+	// modified in place (APPEND, SETRANGE, SETBIT...), which Redis keeps
+	// in its "raw" encoding whatever its size (OBJECT ENCODING). They are
+	// stored as the top bits of the type byte.
+	Chunked, Raw bool
 }
 
 const (
 	metaHeader  = 1 + 8
 	chunkedFlag = 0x80
+	rawFlag     = 0x40
 )
 
 // HasMembers reports whether the key has member entries: collections do,
@@ -65,6 +68,9 @@ func (m *Meta) encode(buf []byte) []byte {
 	t := byte(m.Type)
 	if m.Chunked {
 		t |= chunkedFlag
+	}
+	if m.Raw {
+		t |= rawFlag
 	}
 	buf = append(buf, t)
 	buf = binary.BigEndian.AppendUint64(buf, uint64(m.ExpireAt))
@@ -79,10 +85,11 @@ func decodeMeta(v []byte) (Meta, error) {
 		return Meta{}, errCorrupt
 	}
 	return Meta{
-		Type:     Type(v[0] &^ chunkedFlag),
+		Type:     Type(v[0] &^ (chunkedFlag | rawFlag)),
 		ExpireAt: int64(binary.BigEndian.Uint64(v[1:])),
 		Body:     v[metaHeader:],
 		Chunked:  v[0]&chunkedFlag != 0,
+		Raw:      v[0]&rawFlag != 0,
 	}, nil
 }
 

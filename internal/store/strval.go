@@ -21,7 +21,8 @@ import (
 //
 // Strings only grow in place (SETRANGE, APPEND, SETBIT, BITFIELD); a value
 // is replaced whole by WriteString, which picks the form from its size. So
-// a chunked string is always longer than InlineMax.
+// a chunked string is always longer than InlineMax. A value written in
+// place or piece by piece is marked Raw, as Redis encodes such strings.
 //
 // The functions of this file are the whole API for string values: commands
 // never read a string's Body themselves.
@@ -133,12 +134,14 @@ func (t *Tx) WriteStringFunc(key []byte, n, expireAt int64, fill func(off int64,
 	if n <= InlineMax {
 		buf := make([]byte, n)
 		fill(0, buf)
-		return t.WriteString(key, buf, expireAt)
+		m := Meta{Type: TypeString, ExpireAt: expireAt, Body: buf, Raw: true}
+		t.Put(key, m)
+		return m
 	}
 	// Put keeps the chunks of a chunked string that stays chunked: each
 	// one is overwritten (or deleted) below, and those past the new end
 	// are dropped.
-	m := Meta{Type: TypeString, ExpireAt: expireAt, Chunked: true,
+	m := Meta{Type: TypeString, ExpireAt: expireAt, Chunked: true, Raw: true,
 		Body: binary.BigEndian.AppendUint64(nil, uint64(n))}
 	t.Put(key, m)
 	buf := make([]byte, ChunkSize)
@@ -163,6 +166,7 @@ func (t *Tx) WriteStringFunc(key []byte, n, expireAt int64, fill func(off int64,
 func (t *Tx) WriteStringRange(key []byte, m Meta, off int64, data []byte) Meta {
 	end := off + int64(len(data))
 	n := max(m.StringLen(), end)
+	m.Raw = true
 	if !m.Chunked && n <= InlineMax {
 		if int64(len(m.Body)) < n {
 			m.Body = append(m.Body, make([]byte, n-int64(len(m.Body)))...)

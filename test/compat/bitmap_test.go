@@ -419,6 +419,51 @@ func TestBitmaps(t *testing.T) {
 		`)
 	})
 
+	t.Run("ObjectEncoding", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			SETBIT a 1 1
+			OBJECT ENCODING a
+			SET b abc
+			OBJECT ENCODING b
+			SETBIT b 1 1
+			OBJECT ENCODING b
+			SET c abc
+			SETBIT c 2 1
+			OBJECT ENCODING c
+			SET d 123
+			BITFIELD d GET u8 0
+			OBJECT ENCODING d
+			BITFIELD d SET u8 0 49
+			OBJECT ENCODING d
+			GET d
+			SET e 1
+			BITFIELD e OVERFLOW FAIL SET u1 0 5
+			OBJECT ENCODING e
+			BITOP NOT f b
+			OBJECT ENCODING f
+			APPEND g 12
+			OBJECT ENCODING g
+			APPEND g 3
+			OBJECT ENCODING g
+			SETRANGE h 0 5
+			OBJECT ENCODING h
+			SET i 5
+			SETRANGE i 0 6
+			OBJECT ENCODING i
+			INCR i
+			OBJECT ENCODING i
+			SET j x EX 100
+			APPEND j y
+			EXPIRE j 200
+			OBJECT ENCODING j
+			COPY j j2
+			OBJECT ENCODING j2
+			INCRBYFLOAT k 1.5
+			OBJECT ENCODING k
+		`)
+	})
+
 	t.Run("BitmapCommandInfo", func(t *testing.T) {
 		d := p.diff(t)
 		for _, name := range []string{"setbit", "getbit", "bitcount", "bitpos", "bitop", "bitfield", "bitfield_ro"} {

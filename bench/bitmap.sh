@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Bitmap benchmark: SETBIT, GETBIT and BITFIELD at random offsets below
+# 8,000 on one 8,000-bit key, basalt against redis-server 7 with the same
+# durability setting, rounds alternating the two servers. Prints one
+# markdown table per appendfsync mode: median rps and the ratio
+# basalt/redis.
+#
+#   bench/bitmap.sh
+#   ROUNDS=5 PIPELINES="16" MODES=always bench/bitmap.sh
+#
+# The load comes from bench/bitload, not redis-benchmark: redis-benchmark's
+# __rand_int__ is zero-padded ("000000001234"), which both servers refuse
+# as a bit offset. bitload sends the same kind of load (CLIENTS
+# connections, pipelines of -P commands) with plain decimal offsets.
+#
+# Environment: N=100000 requests per run, ROUNDS=3, PIPELINES="1 16",
+# CLIENTS=50, MODES="always everysec", REV, BASALT_BIN, KEEP (as run.sh).
+set -euo pipefail
+
+N=${N:-100000}
+ROUNDS=${ROUNDS:-3}
+PIPELINES=${PIPELINES:-"1 16"}
+CLIENTS=${CLIENTS:-50}
+MODES=${MODES:-"always everysec"}
+BITS=8000
+
+. "$(dirname "$0")/lib.sh"
+trap bench_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The tests: name and command. SETBIT writes a random bit, so about half
+# the calls change the map (a SETBIT that changes nothing is not written
+# to Redis's AOF); BITFIELD increments a random byte-wide field.
+TESTS=(
+	"SETBIT|SETBIT bench:bm __rand_int__ __rand_bit__"
+	"GETBIT|GETBIT bench:bm __rand_int__"
+	"BITFIELD|BITFIELD bench:bm INCRBY u8 __rand_int__ 1"
+)
+
+bench() {
+	local name=$1 port=$2 p=$3 t tname cmd out
+	for t in "${TESTS[@]}"; do
+		tname=${t%%|*}
+		cmd=${t#*|}
+		# shellcheck disable=SC2086
+		out=$("$WORK/bitload" -p "$port" -c "$CLIENTS" -n "$N" -P "$p" -r "$BITS" -name "$tname" $cmd)
+		printf '%s\t%s\t%s\t%s\n' "$name" "$p" "$tname" "${out#*,}" >>"$WORK/results-$MODE"
+	done
+}
+
+# median NAME P TEST
+median() {
+	awk -F'\t' -v n="$1" -v p="$2" -v t="$3" '$1 == n && $2 == p && $3 == t { print $4 }' "$WORK/results-$MODE" |
+		sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+build_basalt
+(cd "$ROOT" && go build -o "$WORK/bitload" ./bench/bitload) || exit 1
+start=$SECONDS
+echo "N=$N ROUNDS=$ROUNDS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS offsets < $BITS on one key"
+echo "redis: $(redis-server --version | cut -d' ' -f3), basalt: $BASALT_VERSION, $(nproc) cores"
+for MODE in $MODES; do
+	start_redis "$MODE"
+	start_basalt "$MODE"
+	for port in "$REDIS_PORT" "$BASALT_PORT"; do
+		redis-cli -p "$port" setbit bench:bm $((BITS - 1)) 0 >/dev/null
+	done
+	: >"$WORK/results-$MODE"
+	for r in $(seq 1 "$ROUNDS"); do
+		for p in $PIPELINES; do
+			echo "appendfsync $MODE, round $r/$ROUNDS, -P $p" >&2
+			if [ $((r % 2)) = 1 ]; then
+				bench redis "$REDIS_PORT" "$p"
+				bench basalt "$BASALT_PORT" "$p"
+			else
+				bench basalt "$BASALT_PORT" "$p"
+				bench redis "$REDIS_PORT" "$p"
+			fi
+		done
+	done
+	# Both servers must hold the same kind of map: about 8,000 bits.
+	for port in "$REDIS_PORT" "$BASALT_PORT"; do
+		[ "$(redis-cli -p "$port" strlen bench:bm)" = 1001 ] || { echo "bench:bm has the wrong length on $port" >&2; exit 1; }
+	done
+	stop "$REDIS_PID"
+	stop "$BASALT_PID"
+
+	echo
+	echo "### appendfsync $MODE (median of $ROUNDS rounds, requests/s)"
+	echo
+	echo "| test | -P | redis | basalt | basalt/redis |"
+	echo "|---|---:|---:|---:|---:|"
+	for p in $PIPELINES; do
+		for t in "${TESTS[@]}"; do
+			name=${t%%|*}
+			rr=$(median redis "$p" "$name")
+			br=$(median basalt "$p" "$name")
+			ratio=$(awk -v a="$br" -v b="$rr" 'BEGIN { printf "%.2f", a / b }')
+			echo "| $name | $p | $rr | $br | $ratio |"
+		done
+	done
+	echo
+done
+echo "total time: $((SECONDS - start)) s" >&2
