@@ -66,8 +66,9 @@ func bitOffset(c *Ctx, arg []byte, hash bool, width int) (int64, bool) {
 
 // bitmapFor looks up key for a write and makes sure it has at least n
 // bytes, growing it with zeros (creating it if missing): Redis's
-// lookupStringForBitCommand. grew says whether the value changed.
-func bitmapFor(c *Ctx, key []byte, n int64) (m store.Meta, grew, ok bool) {
+// lookupStringForBitCommand. wrote says whether it wrote the key (to grow it
+// or to mark it raw).
+func bitmapFor(c *Ctx, key []byte, n int64) (m store.Meta, wrote, ok bool) {
 	m, found, wrong := c.Lookup(key, store.TypeString)
 	if wrong {
 		return m, false, false
@@ -530,7 +531,7 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 		return
 	}
 	var m store.Meta
-	grew := false
+	wrote := false
 	if readonly {
 		var wrong bool
 		if m, _, wrong = c.Lookup(key, store.TypeString); wrong {
@@ -543,12 +544,11 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 		}
 		// The string grows to the highest bit written, even when every
 		// write fails (OVERFLOW FAIL), as in Redis.
-		if m, grew, ok = bitmapFor(c, key, highest>>3+1); !ok {
+		if m, wrote, ok = bitmapFor(c, key, highest>>3+1); !ok {
 			return
 		}
 	}
 	c.W.ArrayLen(len(ops))
-	wrote := grew
 	for _, o := range ops {
 		at := o.offset >> 3
 		var buf [9]byte // the field is within 9 bytes; zeros past the end

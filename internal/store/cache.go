@@ -21,7 +21,7 @@ type metaCache struct {
 
 const (
 	cacheShards     = 64
-	cacheValueLimit = 512 // larger entries are left to the block cache
+	cacheValueLimit = metaHeader + InlineMax // an inline string; larger entries are left to the block cache
 	cacheEntryCost  = 64  // map and slice headers, beyond key and value bytes
 )
 
