@@ -153,7 +153,7 @@ func (t *Tx) WriteStringFunc(key []byte, n, expireAt int64, fill func(off int64,
 		t.putChunk(key, i, piece)
 	}
 	p := MemberPrefix(nil, t.phys(), key)
-	t.b.DeleteRange(append(p, chunkSub(i)...), PrefixEnd(p), nil)
+	t.delRange(append(p, chunkSub(i)...), PrefixEnd(p))
 	return m
 }
 
