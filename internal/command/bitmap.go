@@ -66,21 +66,20 @@ func bitOffset(c *Ctx, arg []byte, hash bool, width int) (int64, bool) {
 
 // bitmapFor looks up key for a write and makes sure it has at least n
 // bytes, growing it with zeros (creating it if missing): Redis's
-// lookupStringForBitCommand. wrote says whether it wrote the key (to grow it
-// or to mark it raw).
-func bitmapFor(c *Ctx, key []byte, n int64) (m store.Meta, wrote, ok bool) {
+// lookupStringForBitCommand. It also marks the value raw, as Redis's lookup
+// does.
+func bitmapFor(c *Ctx, key []byte, n int64) (m store.Meta, ok bool) {
 	m, found, wrong := c.Lookup(key, store.TypeString)
 	if wrong {
-		return m, false, false
+		return m, false
 	}
 	if !found {
 		m = store.Meta{Type: store.TypeString}
 	}
 	if !found || m.StringLen() < n || !m.Raw {
-		m = c.Tx.WriteStringRange(key, m, n, nil)
-		return m, true, true
+		return c.Tx.WriteStringRange(key, m, n, nil), true
 	}
-	return m, false, true
+	return m, true
 }
 
 func cmdSetBit(c *Ctx) {
@@ -531,7 +530,6 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 		return
 	}
 	var m store.Meta
-	wrote := false
 	if readonly {
 		var wrong bool
 		if m, _, wrong = c.Lookup(key, store.TypeString); wrong {
@@ -544,7 +542,7 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 		}
 		// The string grows to the highest bit written, even when every
 		// write fails (OVERFLOW FAIL), as in Redis.
-		if m, wrote, ok = bitmapFor(c, key, highest>>3+1); !ok {
+		if m, ok = bitmapFor(c, key, highest>>3+1); !ok {
 			return
 		}
 	}
@@ -605,12 +603,14 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 			continue
 		}
 		c.W.Int(reply)
+		// Write only a change: Redis signals no modification for a field
+		// set to the value it had.
+		field := buf[:(bo+o.bits-1)/8+1]
+		before := string(field)
 		setBits(buf[:], bo, o.bits, stored)
-		m = c.Tx.WriteStringRange(key, m, at, buf[:(bo+o.bits-1)/8+1])
-		wrote = true
-	}
-	if !readonly && !wrote {
-		c.Tx.Put(key, m) // every write failed: the key is still modified for WATCH, as in Redis
+		if string(field) != before {
+			m = c.Tx.WriteStringRange(key, m, at, field)
+		}
 	}
 }
 

@@ -465,6 +465,45 @@ func TestBitmaps(t *testing.T) {
 		`)
 	})
 
+	t.Run("WatchMultiResp3", func(t *testing.T) {
+		d := p.diff(t)
+		other := p.conn(t)
+		watchThen := func(cmd ...string) {
+			t.Helper()
+			d.Do("WATCH", "w")
+			other.Do(cmd...)
+			d.Do("MULTI")
+			d.Do("GETBIT", "w", "0")
+			d.Do("EXEC")
+		}
+		d.Do("SET", "w", "abc")
+		d.Do("SETBIT", "w", "0", "0")                                         // no change, but the value is now raw
+		watchThen("SETBIT", "w", "0", "0")                                    // nothing changes: EXEC runs
+		watchThen("SETBIT", "w", "0", "1")                                    // aborts
+		watchThen("BITFIELD", "w", "GET", "u8", "0")                          // a read: runs
+		watchThen("BITFIELD", "w", "OVERFLOW", "FAIL", "SET", "u1", "0", "5") // fails, still a modification: aborts
+		watchThen("BITCOUNT", "w")
+		watchThen("BITOP", "NOT", "w", "w")
+		d.Run(`
+			MULTI
+			SETBIT m 3 1
+			BITFIELD m INCRBY u4 0 1 GET u8 0
+			BITCOUNT m
+			BITPOS m 1
+			BITOP OR m2 m missing
+			EXEC
+			GET m2
+		`)
+		d.Proto(3)
+		d.Run(`
+			BITFIELD r OVERFLOW FAIL SET u2 0 9 GET u2 0 INCRBY i3 0 100
+			BITFIELD_RO r GET u8 0
+			SETBIT r 1 1
+			BITPOS r 1
+			BITCOUNT r
+		`)
+	})
+
 	t.Run("BitmapCommandInfo", func(t *testing.T) {
 		d := p.diff(t)
 		for _, name := range []string{"setbit", "getbit", "bitcount", "bitpos", "bitop", "bitfield", "bitfield_ro"} {
