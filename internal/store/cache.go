@@ -22,7 +22,7 @@ type metaCache struct {
 const (
 	cacheShards     = 64
 	cacheValueLimit = metaHeader + InlineMax // an inline string; larger entries are left to the block cache
-	cacheEntryCost  = 64  // map and slice headers, beyond key and value bytes
+	cacheEntryCost  = 64                     // map and slice headers, beyond key and value bytes
 )
 
 type cacheShard struct {
