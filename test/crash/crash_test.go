@@ -3,7 +3,7 @@
 // be there (appendfsync always), or all but about the last second of them
 // (everysec), with MULTI/EXEC blocks never half applied. collections_test.go
 // does the same for lists (pushes and pops, blocking ones too), hashes, sets
-// and sorted sets.
+// and sorted sets; bitmap_test.go for SETBIT on chunked bitmaps.
 package crash
 
 import (
