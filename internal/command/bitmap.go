@@ -246,8 +246,7 @@ func cmdBitCount(c *Ctx) {
 func popcount(data []byte) int64 {
 	var n int
 	for len(data) >= 8 {
-		n += bits.OnesCount64(uint64(data[0]) | uint64(data[1])<<8 | uint64(data[2])<<16 | uint64(data[3])<<24 |
-			uint64(data[4])<<32 | uint64(data[5])<<40 | uint64(data[6])<<48 | uint64(data[7])<<56)
+		n += bits.OnesCount64(wordAt(data))
 		data = data[8:]
 	}
 	for _, b := range data {
