@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"math/rand"
+	"sync/atomic"
 	"testing"
 )
 
@@ -128,5 +129,52 @@ func TestSparseString(t *testing.T) {
 	})
 	if pieces != 2 {
 		t.Fatalf("%d pieces, want a hole and a chunk", pieces)
+	}
+}
+
+// TestChunkedReadIsAtomic reads a chunked string on live read views while
+// it is rewritten, with another length each time: every read must see one
+// of the values written, never the length of one and the chunks of another.
+func TestChunkedReadIsAtomic(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{Databases: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key := []byte("big")
+	value := func(i int) []byte { // 'a' * 5 chunks or 'b' * 6 chunks
+		return bytes.Repeat([]byte{byte('a' + i%2)}, (5+i%2)*ChunkSize)
+	}
+	write := func(v []byte) {
+		tx := st.WriteTx()
+		tx.WriteString(key, v, 0)
+		if err := tx.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(value(0))
+	done := make(chan struct{})
+	var stop atomic.Bool
+	go func() {
+		defer close(done)
+		for i := 0; i < 500 && !stop.Load(); i++ {
+			write(value(i))
+		}
+	}()
+	for reads := 0; ; reads++ {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		rt := st.ReadTx(0, 0, false)
+		m, _ := rt.Lookup(key)
+		v := rt.ReadString(key, m)
+		rt.Close()
+		if !bytes.Equal(v, value(0)) && !bytes.Equal(v, value(1)) {
+			stop.Store(true)
+			<-done
+			t.Fatalf("read %d: torn value (%d bytes, %d of %q)", reads, len(v), bytes.Count(v, v[:1]), v[:1])
+		}
 	}
 }

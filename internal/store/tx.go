@@ -323,6 +323,13 @@ func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 // Now is the record's time).
 func (t *Tx) Lookup(key []byte) (Meta, bool) {
 	m, ok := t.rawMeta(key)
+	if ok && m.Chunked && t.b == nil && t.snap == nil {
+		// A chunked string is its metadata and its chunks: a live read
+		// takes them from one snapshot, so a write cannot tear the value.
+		t.snap = t.st.pdb.NewSnapshot()
+		t.r = t.snap
+		m, ok = t.rawMeta(key)
+	}
 	if !ok {
 		return Meta{}, false
 	}
