@@ -522,17 +522,17 @@ func hllLoad(c *Ctx, key []byte) (m store.Meta, v []byte, ok, wrong bool) {
 	if !ok {
 		return m, nil, false, wrong
 	}
-	if !hllValid(m.Body) {
+	v = c.Tx.ReadString(key, m)
+	if !hllValid(v) {
 		c.W.Error(errHLLWrongType)
 		return m, nil, false, true
 	}
-	return m, m.Body, true, false
+	return m, v, true, false
 }
 
 // hllStore writes an HLL value with the metadata m (its expiry kept).
 func hllStore(c *Ctx, key []byte, m store.Meta, v []byte) {
-	m.Type, m.Body = store.TypeString, v
-	c.Tx.Put(key, m)
+	c.Tx.WriteString(key, v, m.ExpireAt)
 }
 
 func cmdPFAdd(c *Ctx) {
