@@ -1,0 +1,291 @@
+package jsondoc
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/ohler55/ojg/jp"
+)
+
+// Path is a parsed path argument. RedisJSON takes two syntaxes: JSONPath,
+// starting with '$', whose replies have one element per match; and the
+// legacy syntax (".a.b", "a", "."), which answers for the first match and
+// errs when nothing matches. A legacy path is read as the JSONPath "$" + it
+// (or "$." + it when it does not start with '.' or '['), as RedisJSON does.
+type Path struct {
+	Legacy bool
+	Orig   string // as given, for error messages that quote it
+	Fixed  string // the JSONPath actually evaluated ("$.a" for ".a")
+	expr   jp.Expr
+	root   bool // the path is the root itself
+	// filterStep is the number of location steps up to and including the
+	// last filter, when the path has filters and no descent ("..").
+	filterStep int
+}
+
+// ParsePath parses a path argument with ojg's JSONPath parser.
+func ParsePath(s string) (*Path, error) {
+	p := &Path{Orig: s, Fixed: s}
+	if len(s) == 0 || s[0] != '$' {
+		p.Legacy = true
+		switch {
+		case s == ".":
+			p.Fixed = "$"
+		case len(s) > 0 && (s[0] == '.' || s[0] == '['):
+			p.Fixed = "$" + s
+		default:
+			p.Fixed = "$." + s
+		}
+	}
+	x, err := jp.ParseString(p.Fixed)
+	if err != nil {
+		return nil, err
+	}
+	// Bracket only marks how the path was written.
+	p.expr = x[:0:0]
+	for _, f := range x {
+		if _, ok := f.(jp.Bracket); !ok {
+			p.expr = append(p.expr, f)
+		}
+	}
+	if len(p.expr) == 0 {
+		return nil, errEmptyPath
+	}
+	if _, ok := p.expr[0].(jp.Root); !ok {
+		return nil, errEmptyPath
+	}
+	p.root = len(p.expr) == 1
+	for i, f := range p.expr {
+		switch f.(type) {
+		case *jp.Filter:
+			p.filterStep = i // Root takes no step, every other fragment one
+		case jp.Descent:
+			p.filterStep = 0
+			return p, nil
+		}
+	}
+	return p, nil
+}
+
+type pathError string
+
+func (e pathError) Error() string { return string(e) }
+
+const errEmptyPath = pathError("path must start at the root")
+
+// IsRoot reports whether the path is the whole document ("$" or ".").
+func (p *Path) IsRoot() bool { return p.root }
+
+// Loc is a concrete location in a document: the object keys (string) and
+// array indexes (int) from the root.
+type Loc []any
+
+// Locate returns the locations the path matches in doc, in RedisJSON's
+// order (document order, a parent before its descendants).
+func (p *Path) Locate(doc any) []Loc {
+	if p.root {
+		return []Loc{{}}
+	}
+	exprs := p.expr.Locate(doc, 0)
+	out := make([]Loc, 0, len(exprs))
+	for _, x := range exprs {
+		if l, ok := toLoc(doc, x); ok {
+			out = append(out, l)
+		}
+	}
+	if p.filterStep > 0 && len(out) > 1 {
+		// ojg evaluates a filter from the last element to the first; put
+		// its matches back in document order, as RedisJSON answers.
+		n := p.filterStep
+		slices.SortStableFunc(out, func(a, b Loc) int { return docOrder(doc, a[:n], b[:n]) })
+	}
+	return out
+}
+
+// docOrder compares two locations of equal length by their place in doc.
+func docOrder(doc any, a, b Loc) int {
+	cur := doc
+	for i := range a {
+		switch k := a[i].(type) {
+		case string:
+			o := cur.(*Object)
+			if c := cmp.Compare(o.find(k), o.find(b[i].(string))); c != 0 {
+				return c
+			}
+			cur, _ = o.ValueForKey(k)
+		case int:
+			if c := cmp.Compare(k, b[i].(int)); c != 0 {
+				return c
+			}
+			cur = cur.([]any)[k]
+		}
+	}
+	return 0
+}
+
+// toLoc turns a normalized ojg path into a Loc, resolving negative indexes.
+func toLoc(doc any, x jp.Expr) (Loc, bool) {
+	l := make(Loc, 0, len(x))
+	cur := doc
+	for _, f := range x {
+		switch t := f.(type) {
+		case jp.Root, jp.Bracket:
+		case jp.Child:
+			o, ok := cur.(*Object)
+			if !ok {
+				return nil, false
+			}
+			cur, _ = o.ValueForKey(string(t))
+			l = append(l, string(t))
+		case jp.Nth:
+			a, ok := cur.([]any)
+			if !ok {
+				return nil, false
+			}
+			i := int(t)
+			if i < 0 {
+				i += len(a)
+			}
+			if i < 0 || i >= len(a) {
+				return nil, false
+			}
+			cur = a[i]
+			l = append(l, i)
+		default:
+			return nil, false
+		}
+	}
+	return l, true
+}
+
+// Get returns the values the path matches.
+func (p *Path) Get(doc any) []any {
+	if p.root {
+		return []any{doc}
+	}
+	return p.expr.Get(doc)
+}
+
+// At returns the value at l.
+func At(doc any, l Loc) any {
+	cur := doc
+	for _, s := range l {
+		switch k := s.(type) {
+		case string:
+			cur, _ = cur.(*Object).ValueForKey(k)
+		case int:
+			cur = cur.([]any)[k]
+		}
+	}
+	return cur
+}
+
+// SetAt replaces the value at l and returns the document (a new root when
+// l is the root).
+func SetAt(doc any, l Loc, v any) any {
+	if len(l) == 0 {
+		return v
+	}
+	parent := At(doc, l[:len(l)-1])
+	switch k := l[len(l)-1].(type) {
+	case string:
+		parent.(*Object).SetValueForKey(k, v)
+	case int:
+		parent.([]any)[k] = v // the slice shares its array with its holder
+	}
+	return doc
+}
+
+// RemoveAt removes the value at l (not the root) from its object or array.
+func RemoveAt(doc any, l Loc) any {
+	ploc := l[:len(l)-1]
+	switch k := l[len(l)-1].(type) {
+	case string:
+		At(doc, ploc).(*Object).RemoveValueForKey(k)
+	case int:
+		a := At(doc, ploc).([]any)
+		doc = SetAt(doc, ploc, slices.Delete(a, k, k+1))
+	}
+	return doc
+}
+
+// Static reports whether the path names one place (only keys and indexes),
+// and if so returns its parent path and its last step (string or int), as
+// JSON.SET needs to add a member that does not exist yet.
+func (p *Path) Static() (parent *Path, last any, ok bool) {
+	if p.root {
+		return nil, nil, false
+	}
+	for _, f := range p.expr[1:] {
+		switch f.(type) {
+		case jp.Child, jp.Nth:
+		default:
+			return nil, nil, false
+		}
+	}
+	parent = &Path{Legacy: p.Legacy, Orig: p.Orig, Fixed: p.Fixed, expr: p.expr[:len(p.expr)-1]}
+	parent.root = len(parent.expr) == 1
+	switch f := p.expr[len(p.expr)-1].(type) {
+	case jp.Child:
+		last = string(f)
+	case jp.Nth:
+		last = int(f)
+	}
+	return parent, last, true
+}
+
+// ForDeletion orders locations so that removing them one after the other
+// removes what each named: a location inside another is dropped (removing
+// the outer one removes it), and later array elements go before earlier
+// ones, so indexes stay valid.
+func ForDeletion(locs []Loc) []Loc {
+	slices.SortFunc(locs, func(a, b Loc) int { return -compareLoc(a, b) })
+	out := make([]Loc, 0, len(locs))
+	for _, l := range locs {
+		nested := false
+		for _, o := range locs {
+			if len(o) < len(l) && isPrefix(o, l) {
+				nested = true
+				break
+			}
+		}
+		if !nested {
+			out = append(out, l)
+		}
+	}
+	return slices.CompactFunc(out, func(a, b Loc) bool { return compareLoc(a, b) == 0 })
+}
+
+func isPrefix(p, l Loc) bool {
+	for i := range p {
+		if compareStep(p[i], l[i]) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func compareLoc(a, b Loc) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := compareStep(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func compareStep(a, b any) int {
+	switch x := a.(type) {
+	case int:
+		if y, ok := b.(int); ok {
+			return cmp.Compare(x, y)
+		}
+		return 1
+	case string:
+		if y, ok := b.(string); ok {
+			return cmp.Compare(x, y)
+		}
+		return -1
+	}
+	return 0
+}
