@@ -37,7 +37,7 @@ func ParsePath(s string) (*Path, error) {
 			p.Fixed = "$." + s
 		}
 	}
-	x, err := jp.ParseString(p.Fixed)
+	x, err := jp.ParseString(dropDotBracket(p.Fixed))
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +65,32 @@ func ParsePath(s string) (*Path, error) {
 		}
 	}
 	return p, nil
+}
+
+// dropDotBracket rewrites "$.[1]" as "$[1]": RedisJSON accepts a dot
+// before a bracket, ojg does not. Quoted names and ".." stay as they are.
+func dropDotBracket(s string) string {
+	out := make([]byte, 0, len(s))
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && i+1 < len(s) {
+				out = append(out, c)
+				i++
+				c = s[i]
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '.' && i+1 < len(s) && s[i+1] == '[' && (i == 0 || s[i-1] != '.'):
+			continue
+		}
+		out = append(out, c)
+	}
+	return string(out)
 }
 
 type pathError string
