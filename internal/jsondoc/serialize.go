@@ -12,7 +12,9 @@ type Format struct {
 	Indent, Newline, Space string
 }
 
-func (f *Format) compact() bool { return f == nil || (f.Indent == "" && f.Newline == "" && f.Space == "") }
+func (f *Format) compact() bool {
+	return f == nil || (f.Indent == "" && f.Newline == "" && f.Space == "")
+}
 
 // Append appends v serialized as RedisJSON does (serde_json with its
 // formatter): compact by default, strings escaped minimally, floats in
