@@ -115,10 +115,18 @@ func (k *jsonKey) save() {
 func jsonPath(c *Ctx, s string) *jsondoc.Path {
 	p, err := jsondoc.ParsePath(s)
 	if err != nil {
-		c.W.Error("JSON Path error: " + err.Error())
+		c.W.Error(jsonPathError(err))
 		return nil
 	}
 	return p
+}
+
+// jsonPathError is the reply for a path that does not parse.
+func jsonPathError(err error) string {
+	if err == jsondoc.ErrUTF8 {
+		return err.Error()
+	}
+	return "JSON Path error: " + err.Error()
 }
 
 // parseJSONArg parses a JSON value argument; on error it replies.
@@ -176,7 +184,7 @@ func cmdJSONSet(c *Ctx) {
 		c.W.Error(errJSONNewRoot)
 		return
 	case err != nil:
-		c.W.Error("JSON Path error: " + err.Error())
+		c.W.Error(jsonPathError(err))
 		return
 	}
 	doc := k.document()
@@ -493,7 +501,7 @@ func cmdJSONType(c *Ctx) {
 	path := pathArg(c, 2)
 	p, err := jsondoc.ParsePath(path)
 	if err != nil && len(path) > 0 && path[0] == '$' {
-		c.W.Error("JSON Path error: " + err.Error())
+		c.W.Error(jsonPathError(err))
 		return // a legacy path that does not parse answers nil
 	}
 	if c.W.Proto >= 3 {
@@ -1100,7 +1108,7 @@ func cmdJSONObjKeys(c *Ctx) {
 	p, err := jsondoc.ParsePath(path)
 	legacy := len(path) == 0 || path[0] != '$'
 	if !legacy && err != nil {
-		c.W.Error("JSON Path error: " + err.Error())
+		c.W.Error(jsonPathError(err))
 		return
 	}
 	if !k.exists {
@@ -1176,7 +1184,7 @@ func cmdJSONObjLen(c *Ctx) {
 		return
 	}
 	if err != nil {
-		c.W.Error("JSON Path error: " + err.Error())
+		c.W.Error(jsonPathError(err))
 		return
 	}
 	vals := matches(k.document(), p)

@@ -3,6 +3,7 @@ package jsondoc
 import (
 	"cmp"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/ohler55/ojg/jp"
 )
@@ -25,6 +26,9 @@ type Path struct {
 
 // ParsePath parses a path argument with ojg's JSONPath parser.
 func ParsePath(s string) (*Path, error) {
+	if !utf8.ValidString(s) {
+		return nil, ErrUTF8
+	}
 	p := &Path{Orig: s, Fixed: s}
 	if len(s) == 0 || s[0] != '$' {
 		p.Legacy = true
@@ -98,6 +102,9 @@ type pathError string
 func (e pathError) Error() string { return string(e) }
 
 const errEmptyPath = pathError("path must start at the root")
+
+// ErrUTF8 is the error for a path that is not valid UTF-8.
+const ErrUTF8 = pathError("Couldn't parse as UTF-8 string")
 
 // IsRoot reports whether the path is the whole document ("$" or ".").
 func (p *Path) IsRoot() bool { return p.root }
@@ -192,32 +199,54 @@ func (p *Path) Get(doc any) []any {
 	return p.expr.Get(doc)
 }
 
-// At returns the value at l.
+// At returns the value at l, or nil when l does not lead anywhere (a
+// location found before the document changed under it).
 func At(doc any, l Loc) any {
+	v, _ := Find(doc, l)
+	return v
+}
+
+// Find returns the value at l and whether l leads to one.
+func Find(doc any, l Loc) (any, bool) {
 	cur := doc
 	for _, s := range l {
 		switch k := s.(type) {
 		case string:
-			cur, _ = cur.(*Object).ValueForKey(k)
+			o, ok := cur.(*Object)
+			if !ok {
+				return nil, false
+			}
+			if cur, ok = o.ValueForKey(k); !ok {
+				return nil, false
+			}
 		case int:
-			cur = cur.([]any)[k]
+			a, ok := cur.([]any)
+			if !ok || k >= len(a) {
+				return nil, false
+			}
+			cur = a[k]
 		}
 	}
-	return cur
+	return cur, true
 }
 
 // SetAt replaces the value at l and returns the document (a new root when
-// l is the root).
+// l is the root). A location whose parent is gone changes nothing, as in
+// RedisJSON when an earlier match of the same command replaced it.
 func SetAt(doc any, l Loc, v any) any {
 	if len(l) == 0 {
 		return v
 	}
-	parent := At(doc, l[:len(l)-1])
+	parent, _ := Find(doc, l[:len(l)-1])
 	switch k := l[len(l)-1].(type) {
 	case string:
-		parent.(*Object).SetValueForKey(k, v)
+		if o, ok := parent.(*Object); ok {
+			o.SetValueForKey(k, v)
+		}
 	case int:
-		parent.([]any)[k] = v // the slice shares its array with its holder
+		if a, ok := parent.([]any); ok && k < len(a) {
+			a[k] = v // the slice shares its array with its holder
+		}
 	}
 	return doc
 }
@@ -225,12 +254,16 @@ func SetAt(doc any, l Loc, v any) any {
 // RemoveAt removes the value at l (not the root) from its object or array.
 func RemoveAt(doc any, l Loc) any {
 	ploc := l[:len(l)-1]
+	parent, _ := Find(doc, ploc)
 	switch k := l[len(l)-1].(type) {
 	case string:
-		At(doc, ploc).(*Object).RemoveValueForKey(k)
+		if o, ok := parent.(*Object); ok {
+			o.RemoveValueForKey(k)
+		}
 	case int:
-		a := At(doc, ploc).([]any)
-		doc = SetAt(doc, ploc, slices.Delete(a, k, k+1))
+		if a, ok := parent.([]any); ok && k < len(a) {
+			doc = SetAt(doc, ploc, slices.Delete(a, k, k+1))
+		}
 	}
 	return doc
 }
