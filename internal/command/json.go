@@ -97,7 +97,7 @@ func openJSON(c *Ctx, key []byte) (*jsonKey, bool) {
 // document parses the stored document (once).
 func (k *jsonKey) document() any {
 	if !k.parsed {
-		doc, err := jsondoc.Parse(k.m.Body)
+		doc, err := jsondoc.ParseStored(k.m.Body)
 		if err != nil {
 			panic("json: stored document does not parse: " + err.Error())
 		}
@@ -108,7 +108,8 @@ func (k *jsonKey) document() any {
 
 // save writes the document back, keeping the key's expiry.
 func (k *jsonKey) save() {
-	k.c.Tx.Put(k.key, store.Meta{Type: store.TypeJSON, ExpireAt: k.m.ExpireAt, Body: jsondoc.Marshal(k.doc)})
+	body := jsondoc.Append(make([]byte, 0, len(k.m.Body)+64), k.doc, nil)
+	k.c.Tx.Put(k.key, store.Meta{Type: store.TypeJSON, ExpireAt: k.m.ExpireAt, Body: body})
 }
 
 // jsonPath parses a path argument; on error it replies and returns nil.
@@ -396,7 +397,7 @@ func cmdJSONMGet(c *Ctx) {
 			c.W.Null()
 			continue
 		}
-		doc, perr := jsondoc.Parse(m.Body)
+		doc, perr := jsondoc.ParseStored(m.Body)
 		if perr != nil {
 			panic("json: stored document does not parse: " + perr.Error())
 		}
