@@ -6,7 +6,9 @@
 #   JSON.GET event_state:{e1} $
 #
 # with -P 1 and -P 16 and prints the median requests per second of ROUNDS
-# runs as a markdown table.
+# runs as a markdown table. For scale, the same table has SET and GET of
+# one string key holding a value of the document's size (-d), on the same
+# server: what any write or read of that many bytes costs.
 #
 #   bench/json.sh
 #   ROUNDS=5 N=200000 FSYNC=everysec bench/json.sh
@@ -29,12 +31,13 @@ trap 'exit 130' INT TERM
 KEY='event_state:{e1}'
 INCR_PATH="\$.sections['A-1'].stats.available"
 
-# doc prints a seat map of about 2 KB: 16 sections with their counters.
+# doc prints a seat map of about 2 KB: 24 sections (A-1..C-8) with their
+# counters, the shape of internal/jsondoc's benchmark document.
 doc() {
 	local s out='{"event":"e1","venue":"Main Hall","sections":{'
-	for s in $(seq 1 16); do
-		[ "$s" = 1 ] || out+=','
-		out+="\"$(printf '%s-%d' "$( [ "$s" -le 8 ] && echo A || echo B)" $(( (s - 1) % 8 + 1 )))\":"
+	for s in $(seq 0 23); do
+		[ "$s" = 0 ] || out+=','
+		out+="\"$(printf '%s-%d' "$(echo ABC | cut -c$((s / 8 + 1)))" $((s % 8 + 1)))\":"
 		out+='{"stats":{"available":100,"sold":0,"held":0},"price":49.5,"rows":["r1","r2"]}'
 	done
 	echo "$out}}"
@@ -63,11 +66,15 @@ echo
 echo "| command | -P | requests/s |"
 echo "|---|---:|---:|"
 for p in $PIPELINES; do
-	incr=() get=()
+	incr=() get=() set=() sget=()
 	for _ in $(seq 1 "$ROUNDS"); do
 		incr+=("$(rps -P "$p" JSON.NUMINCRBY "$KEY" "$INCR_PATH" -1)")
 		get+=("$(rps -P "$p" JSON.GET "$KEY" '$')")
+		set+=("$(rps -P "$p" -d "$size" -t set)")
+		sget+=("$(rps -P "$p" -d "$size" -t get)")
 	done
-	echo "| JSON.NUMINCRBY $INCR_PATH -1 | $p | $(printf '%s\n' "${incr[@]}" | median) |"
-	echo "| JSON.GET \$ | $p | $(printf '%s\n' "${get[@]}" | median) |"
+	echo "| JSON.NUMINCRBY $KEY \"$INCR_PATH\" -1 | $p | $(printf '%s\n' "${incr[@]}" | median) |"
+	echo "| JSON.GET $KEY \$ | $p | $(printf '%s\n' "${get[@]}" | median) |"
+	echo "| SET key:__rand_int__ (one key, $size-byte value) | $p | $(printf '%s\n' "${set[@]}" | median) |"
+	echo "| GET key:__rand_int__ (one key, $size-byte value) | $p | $(printf '%s\n' "${sget[@]}" | median) |"
 done

@@ -18,7 +18,7 @@ import (
 // parsing. Paths are JSONPath (ojg's engine, see internal/jsondoc) or
 // RedisJSON's legacy syntax.
 func init() {
-	one := singleKey("json")
+	one := singleKey("module") // COMMAND DOCS puts module commands in group "module"
 	w := func(name string, arity int, since, summary string, run func(*Ctx)) *Command {
 		return one(&Command{Name: name, Arity: arity, Flags: Write | DenyOOM, Categories: []string{"write", "slow", "json"}, Since: since, Summary: summary, Run: run}, "RW", "update")
 	}
@@ -28,7 +28,7 @@ func init() {
 	register(
 		w("json.set", -4, "1.0.0", "Sets or updates the JSON value at a path", cmdJSONSet),
 		r("json.get", -2, "1.0.0", "Gets the value at one or more paths in JSON serialized form", cmdJSONGet),
-		&Command{Name: "json.mget", Arity: -3, Flags: ReadOnly, Categories: []string{"read", "slow", "json"}, Group: "json", Since: "1.0.0", Summary: "Returns the values at a path from one or more keys", FirstKey: 1, LastKey: -2, Step: 1, Run: cmdJSONMGet},
+		&Command{Name: "json.mget", Arity: -3, Flags: ReadOnly, Categories: []string{"read", "slow", "json"}, Group: "module", Since: "1.0.0", Summary: "Returns the values at a path from one or more keys", FirstKey: 1, LastKey: -2, Step: 1, Run: cmdJSONMGet},
 		w("json.del", -2, "1.0.0", "Deletes a value", cmdJSONDel),
 		w("json.forget", -2, "1.0.0", "Deletes a value", cmdJSONDel),
 		r("json.type", -2, "1.0.0", "Returns the type of the JSON value at path", cmdJSONType),
