@@ -94,9 +94,16 @@ func openJSON(c *Ctx, key []byte) (*jsonKey, bool) {
 	return &jsonKey{c: c, key: key, m: m, exists: ok}, true
 }
 
-// document parses the stored document (once).
+// document parses the stored document (once). A write may find the tree
+// in docCache instead.
 func (k *jsonKey) document() any {
 	if !k.parsed {
+		if k.c.Tx.Writable() {
+			if doc, ok := takeDoc(k.c.Tx.DB, k.key, k.m.Body); ok {
+				k.doc, k.parsed = doc, true
+				return doc
+			}
+		}
 		doc, err := jsondoc.ParseStored(k.m.Body)
 		if err != nil {
 			panic("json: stored document does not parse: " + err.Error())
@@ -106,10 +113,12 @@ func (k *jsonKey) document() any {
 	return k.doc
 }
 
-// save writes the document back, keeping the key's expiry.
+// save writes the document back, keeping the key's expiry. It is the last
+// change a command makes to the tree, which docCache then keeps.
 func (k *jsonKey) save() {
 	body := jsondoc.Append(make([]byte, 0, len(k.m.Body)+64), k.doc, nil)
 	k.c.Tx.Put(k.key, store.Meta{Type: store.TypeJSON, ExpireAt: k.m.ExpireAt, Body: body})
+	putDoc(k.c.Tx.DB, k.key, body, k.doc)
 }
 
 // jsonPath parses a path argument; on error it replies and returns nil.
@@ -455,19 +464,20 @@ func cmdJSONDel(c *Ctx) {
 }
 
 // jsonRead opens the key of a read command and parses its path. missing
-// answers a missing key (legacy and JSONPath may differ); it returns
-// ok=false when it has replied.
-func jsonRead(c *Ctx, missing func(p *jsondoc.Path)) (*jsonKey, *jsondoc.Path, bool) {
+// answers a missing key (legacy and JSONPath may differ), before the path
+// is parsed; it returns ok=false when it has replied.
+func jsonRead(c *Ctx, missing func(legacy bool)) (*jsonKey, *jsondoc.Path, bool) {
 	k, ok := openJSON(c, c.Args[1])
 	if !ok {
 		return nil, nil, false
 	}
-	p := jsonPath(c, pathArg(c, 2))
-	if p == nil {
+	path := pathArg(c, 2)
+	if !k.exists {
+		missing(len(path) == 0 || path[0] != '$')
 		return nil, nil, false
 	}
-	if !k.exists {
-		missing(p)
+	p := jsonPath(c, path)
+	if p == nil {
 		return nil, nil, false
 	}
 	return k, p, true
@@ -726,8 +736,8 @@ func jsonIntResults(c *Ctx, k *jsonKey, p *jsondoc.Path, results []any, changed 
 
 // JSON.STRLEN key [path]
 func cmdJSONStrLen(c *Ctx) {
-	k, p, ok := jsonRead(c, func(p *jsondoc.Path) {
-		if p.Legacy {
+	k, p, ok := jsonRead(c, func(legacy bool) {
+		if legacy {
 			c.W.Null()
 		} else {
 			c.W.Error(errJSONNoKey)
@@ -965,8 +975,8 @@ func cmdJSONArrInsert(c *Ctx) {
 
 // JSON.ARRLEN key [path]
 func cmdJSONArrLen(c *Ctx) {
-	k, p, ok := jsonRead(c, func(p *jsondoc.Path) {
-		if p.Legacy {
+	k, p, ok := jsonRead(c, func(legacy bool) {
+		if legacy {
 			c.W.Null()
 		} else {
 			c.W.Error(errJSONNoKey)
@@ -1375,7 +1385,7 @@ func cmdJSONMerge(c *Ctx) {
 // replies, integers, doubles, bulk strings, arrays as ["[", elements...]
 // and objects as ["{", key, value, ...].
 func cmdJSONResp(c *Ctx) {
-	k, p, ok := jsonRead(c, func(*jsondoc.Path) { c.W.Null() })
+	k, p, ok := jsonRead(c, func(bool) { c.W.Null() })
 	if !ok {
 		return
 	}
