@@ -17,11 +17,15 @@ import (
 // emptied when full.
 var docCache = struct {
 	sync.Mutex
-	m map[docCacheKey]docCacheEntry
+	m     map[docCacheKey]docCacheEntry
+	bytes int // sum of the cached bodies' sizes
 }{m: make(map[docCacheKey]docCacheEntry)}
 
+// Bounds of docCache. A tree takes several times its text in memory, so
+// the bodies' total is kept small.
 const (
 	docCacheEntries = 1024
+	docCacheBytes   = 4 << 20
 	docCacheMaxBody = 64 << 10 // bigger documents are parsed every time
 )
 
@@ -46,6 +50,7 @@ func takeDoc(db int, key, body []byte) (any, bool) {
 		return nil, false
 	}
 	delete(docCache.m, k)
+	docCache.bytes -= len(e.body)
 	if !bytes.Equal(e.body, body) {
 		return nil, false
 	}
@@ -59,8 +64,14 @@ func putDoc(db int, key, body []byte, doc any) {
 	}
 	docCache.Lock()
 	defer docCache.Unlock()
-	if len(docCache.m) >= docCacheEntries {
-		clear(docCache.m)
+	k := docCacheKey{db, string(key)}
+	if old, ok := docCache.m[k]; ok {
+		docCache.bytes -= len(old.body)
 	}
-	docCache.m[docCacheKey{db, string(key)}] = docCacheEntry{body: body, doc: doc}
+	if len(docCache.m) >= docCacheEntries || docCache.bytes+len(body) > docCacheBytes {
+		clear(docCache.m)
+		docCache.bytes = 0
+	}
+	docCache.m[k] = docCacheEntry{body: body, doc: doc}
+	docCache.bytes += len(body)
 }

@@ -64,6 +64,7 @@ func applyJSON(t *testing.T, cmds [][][]byte, cold bool) ([32]byte, [][]byte) {
 			if cold {
 				docCache.Lock()
 				clear(docCache.m)
+				docCache.bytes = 0
 				docCache.Unlock()
 			}
 			rec := &shard.Record{Index: uint64(i + j + 1), Kind: shard.KindCommand, Time: 1e12, Cmds: [][][]byte{argv}}
