@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.3
+	github.com/ohler55/ojg v1.28.5
 	github.com/redis/go-redis/v9 v9.17.0
 	github.com/redis/rueidis v1.0.67
 	go.etcd.io/raft/v3 v3.6.0
