@@ -3,6 +3,8 @@ package compat
 import (
 	"strconv"
 	"testing"
+
+	"basalt/internal/testutil"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -175,5 +177,280 @@ func TestStreams(t *testing.T) {
 			XDEL s 5-1
 			XSETID s 1-1
 		`)
+	})
+}
+
+// idleMasked compares replies after zeroing the small integers (under 2 s)
+// that doMask finds: idle times and delivery times depend on the clock.
+func idleMasked(t *testing.T, d *testutil.Diff, mask func(r *testutil.Reply), args ...string) {
+	t.Helper()
+	w, g := d.DoBoth(args...)
+	mask(&w)
+	mask(&g)
+	if err := testutil.Compare(args, w, g); err != nil {
+		t.Error(err)
+	}
+}
+
+// zeroIdle zeroes an integer under 2000 (a time in ms close to now).
+func zeroIdle(r *testutil.Reply) {
+	if r.Kind == ':' && r.Int >= 0 && r.Int < 2000 {
+		r.Int = 0
+	}
+}
+
+// maskPending zeroes the idle field of XPENDING's extended rows.
+func maskPending(r *testutil.Reply) {
+	for i := range r.Elems {
+		if row := &r.Elems[i]; len(row.Elems) == 4 {
+			zeroIdle(&row.Elems[2])
+		}
+	}
+}
+
+func TestStreamGroups(t *testing.T) {
+	p := newPair(t)
+
+	t.Run("Group", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			XGROUP CREATE s g $
+			XGROUP CREATE s g $ MKSTREAM
+			XGROUP CREATE s g $ MKSTREAM
+			XLEN s
+			XGROUP CREATE s g2 0 ENTRIESREAD 5
+			XGROUP CREATE s g3 0 ENTRIESREAD -2
+			XGROUP CREATE s g3 0 ENTRIESREAD x
+			XGROUP CREATE s g3 0 FOO
+			XGROUP CREATE s g3 x
+			XGROUP CREATE s g3 0 MKSTREAM ENTRIESREAD 1 MKSTREAM
+			XGROUP CREATECONSUMER s g c1
+			XGROUP CREATECONSUMER s g c1
+			XGROUP CREATECONSUMER s nog c1
+			XGROUP CREATECONSUMER missing g c1
+			XGROUP DELCONSUMER s g c1
+			XGROUP DELCONSUMER s g c1
+			XGROUP SETID s g 5-5
+			XGROUP SETID s g $ ENTRIESREAD 3
+			XGROUP SETID s g - 
+			XGROUP SETID s g x
+			XGROUP SETID s g 0 ENTRIESREAD
+			XGROUP SETID s nog 0
+			XGROUP DESTROY s g3
+			XGROUP DESTROY s g3
+			XGROUP DESTROY missing g3
+			XGROUP FOO s g
+			XGROUP CREATE s
+			XGROUP DESTROY s g x
+			XGROUP HELP
+			XGROUP HELP x
+			SET str v
+			XGROUP CREATE str g $
+			XGROUP CREATE str g $ MKSTREAM
+			XINFO GROUPS s
+		`)
+	})
+
+	t.Run("ReadGroup", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			XADD s 1-1 a 1
+			XADD s 2-1 b 2
+			XADD s 3-1 c 3
+			XGROUP CREATE s g 0
+			XREADGROUP GROUP g c1 COUNT 1 STREAMS s >
+			XREADGROUP GROUP g c2 STREAMS s >
+			XREADGROUP GROUP g c2 STREAMS s >
+			XREADGROUP GROUP g c1 STREAMS s 0
+			XREADGROUP GROUP g c2 STREAMS s 0
+			XREADGROUP GROUP g c2 COUNT 1 STREAMS s 2-1
+			XREADGROUP GROUP g c3 STREAMS s 0
+			XPENDING s g
+			XACK s g 1-1 9-9
+			XACK s g 1-1
+			XACK s g x
+			XACK s nog 1-1
+			XACK missing g 1-1
+			XPENDING s g
+			XADD s 4-1 d 4
+			XADD s 5-1 e 5
+			XREADGROUP GROUP g c1 NOACK STREAMS s >
+			XPENDING s g
+			XDEL s 2-1
+			XREADGROUP GROUP g c2 STREAMS s 0
+			XINFO GROUPS s
+			XREADGROUP GROUP nog c1 STREAMS s >
+			XREADGROUP GROUP g c1 STREAMS missing >
+			XREADGROUP GROUP g c1 STREAMS s $
+			XREADGROUP GROUP g c1 STREAMS s
+			XREADGROUP GROUP g c1 STREAMS s > x
+			XREADGROUP GROUP g c1 STREAMS s x
+			XREADGROUP GROUP g STREAMS s >
+			XREADGROUP COUNT 1 STREAMS s >
+			XREADGROUP GROUP g c1 COUNT x STREAMS s >
+			XREADGROUP GROUP g c1 FOO STREAMS s >
+			XREADGROUP GROUP g c1 BLOCK -1 STREAMS s >
+			XREADGROUP GROUP g c1 BLOCK x STREAMS s >
+			XREAD GROUP g c1 STREAMS s >
+			XREAD NOACK STREAMS s 0
+			XREAD STREAMS s >
+			SET str v
+			XREADGROUP GROUP g c1 STREAMS str >
+			XGROUP SETID s g 0
+			XREADGROUP GROUP g c9 COUNT 2 STREAMS s >
+			XPENDING s g
+			XGROUP DELCONSUMER s g c9
+			XPENDING s g
+		`)
+		d.Proto(3)
+		d.Run(`
+			XADD s 6-1 f 6
+			XREADGROUP GROUP g c1 STREAMS s >
+			XREADGROUP GROUP g c1 STREAMS s >
+			XPENDING s g
+		`)
+	})
+
+	t.Run("Read", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			XADD s1 1-1 a 1
+			XADD s1 2-1 b 2
+			XADD s2 1-5 c 3
+			XREAD STREAMS s1 0
+			XREAD COUNT 1 STREAMS s1 s2 0 0
+			XREAD STREAMS s1 s2 1-1 1-5
+			XREAD STREAMS s1 s2 $ $
+			XREAD STREAMS missing 0
+			XREAD STREAMS s1 missing 0 0
+			XREAD STREAMS s1
+			XREAD STREAMS s1 x
+			XREAD COUNT -1 STREAMS s1 0
+			XREAD FOO STREAMS s1 0
+			XREAD BLOCK x STREAMS s1 0
+			XREAD BLOCK -5 STREAMS s1 0
+			XREAD BLOCK 0 STREAMS s1 0
+			XREAD STREAMS s1 s1 0 1-1
+			SET str v
+			XREAD STREAMS str 0
+			XREAD STREAMS s1 str 0 0
+			MULTI
+			XREAD BLOCK 0 STREAMS missing 0
+			XREAD BLOCK 0 STREAMS s1 $
+			EXEC
+		`)
+		d.Proto(3)
+		d.Run(`
+			XREAD STREAMS s1 s2 0 0
+			XREAD STREAMS missing 0
+		`)
+	})
+
+	t.Run("Pending", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			XADD s 1-1 a 1
+			XADD s 2-1 b 2
+			XADD s 3-1 c 3
+			XADD s 4-1 d 4
+			XGROUP CREATE s g 0
+			XREADGROUP GROUP g c1 COUNT 2 STREAMS s >
+			XREADGROUP GROUP g c2 STREAMS s >
+			XPENDING s g
+			XPENDING missing g
+			XPENDING s nog
+			XPENDING s g - + x
+			XPENDING s g - + 10 c1 extra
+			XPENDING s g IDLE x - + 10
+			XPENDING s g IDLE 10 - +
+			XPENDING s g x + 10
+			XPENDING s g (- + 10
+			XPENDING s g - (0-0 10
+			XPENDING s g - + 10 nobody
+			XPENDING str g
+		`)
+		for _, args := range [][]string{
+			{"XPENDING", "s", "g", "-", "+", "10"},
+			{"XPENDING", "s", "g", "-", "+", "2"},
+			{"XPENDING", "s", "g", "-", "+", "0"},
+			{"XPENDING", "s", "g", "-", "+", "-3"},
+			{"XPENDING", "s", "g", "(1-1", "(4-1", "10"},
+			{"XPENDING", "s", "g", "-", "+", "10", "c2"},
+			{"XPENDING", "s", "g", "IDLE", "0", "-", "+", "10"},
+			{"XPENDING", "s", "g", "IDLE", "100000", "-", "+", "10"},
+			{"XPENDING", "s", "g", "IDLE", "100000", "-", "+", "10", "c1"},
+		} {
+			idleMasked(t, d, maskPending, args...)
+		}
+	})
+
+	t.Run("Claim", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			XADD s 1-1 a 1
+			XADD s 2-1 b 2
+			XADD s 3-1 c 3
+			XADD s 4-1 d 4
+			XGROUP CREATE s g 0
+			XREADGROUP GROUP g c1 STREAMS s >
+			XCLAIM s g c2 0 1-1 2-1
+			XCLAIM s g c2 0 1-1 JUSTID
+			XCLAIM s g c2 100000 3-1
+			XCLAIM s g c3 0 3-1 RETRYCOUNT 7 JUSTID
+			XCLAIM s g c3 0 9-1 FORCE
+			XCLAIM s g c3 0 8-1
+			XCLAIM s g c3 x 1-1
+			XCLAIM s g c3 0 1-1 IDLE x
+			XCLAIM s g c3 0 1-1 TIME x
+			XCLAIM s g c3 0 1-1 RETRYCOUNT x
+			XCLAIM s g c3 0 1-1 LASTID x
+			XCLAIM s g c3 0 1-1 BOGUS
+			XCLAIM s g c3 0 x
+			XCLAIM s nog c3 0 1-1
+			XCLAIM missing g c3 0 1-1
+			XDEL s 4-1
+			XCLAIM s g c3 0 4-1
+			XPENDING s g
+			XADD s 5-1 e 5
+			XCLAIM s g c3 0 5-1 FORCE JUSTID
+			XCLAIM s g c3 0 5-1 IDLE 500000
+			XPENDING s g IDLE 400000 - + 10
+			XCLAIM s g c1 0 1-1 LASTID 100-1 JUSTID
+			XINFO GROUPS s
+			XCLAIM s g c1 0 1-1 TIME 1 JUSTID
+			XPENDING s g IDLE 1000000 - + 10
+		`)
+		idleMasked(t, d, maskPending, "XPENDING", "s", "g", "-", "+", "10")
+	})
+
+	t.Run("AutoClaim", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			XADD s 1-1 a 1
+			XADD s 2-1 b 2
+			XADD s 3-1 c 3
+			XADD s 4-1 d 4
+			XADD s 5-1 e 5
+			XGROUP CREATE s g 0
+			XREADGROUP GROUP g c1 STREAMS s >
+			XAUTOCLAIM s g c2 0 0 COUNT 2
+			XAUTOCLAIM s g c2 0 3-1 COUNT 1 JUSTID
+			XAUTOCLAIM s g c2 100000 0
+			XDEL s 1-1 4-1
+			XAUTOCLAIM s g c3 0 0 COUNT 1
+			XAUTOCLAIM s g c3 0 (2-1 COUNT 10
+			XAUTOCLAIM s g c3 0 -
+			XPENDING s g
+			XAUTOCLAIM s g c3 x 0
+			XAUTOCLAIM s g c3 0 x
+			XAUTOCLAIM s g c3 0 0 COUNT 0
+			XAUTOCLAIM s g c3 0 0 COUNT x
+			XAUTOCLAIM s g c3 0 0 FOO
+			XAUTOCLAIM s nog c3 0 0
+			XAUTOCLAIM missing g c3 0 0
+			XAUTOCLAIM str g c3 0 0
+			XAUTOCLAIM s g c3 0 (18446744073709551615-18446744073709551615
+		`)
+		idleMasked(t, d, maskPending, "XPENDING", "s", "g", "-", "+", "10")
 	})
 }
