@@ -360,7 +360,6 @@ func TestStreamGroups(t *testing.T) {
 			XPENDING missing g
 			XPENDING s nog
 			XPENDING s g - + x
-			XPENDING s g - + 10 c1 extra
 			XPENDING s g IDLE x - + 10
 			XPENDING s g IDLE 10 - +
 			XPENDING s g x + 10
@@ -376,6 +375,7 @@ func TestStreamGroups(t *testing.T) {
 			{"XPENDING", "s", "g", "-", "+", "-3"},
 			{"XPENDING", "s", "g", "(1-1", "(4-1", "10"},
 			{"XPENDING", "s", "g", "-", "+", "10", "c2"},
+			{"XPENDING", "s", "g", "-", "+", "10", "c1", "extra"},
 			{"XPENDING", "s", "g", "IDLE", "0", "-", "+", "10"},
 			{"XPENDING", "s", "g", "IDLE", "100000", "-", "+", "10"},
 			{"XPENDING", "s", "g", "IDLE", "100000", "-", "+", "10", "c1"},
@@ -453,4 +453,82 @@ func TestStreamGroups(t *testing.T) {
 		`)
 		idleMasked(t, d, maskPending, "XPENDING", "s", "g", "-", "+", "10")
 	})
+}
+
+// maskInfo zeroes what XINFO answers from the clock or from Redis's memory
+// layout: absolute times (seen-time, delivery times), idle times, and
+// radix-tree-nodes.
+func maskInfo(r *testutil.Reply) {
+	for i := range r.Elems {
+		e := &r.Elems[i]
+		if e.Kind == ':' && e.Int > 1e12 && e.Int < 1e13 {
+			e.Int = 0
+		}
+		if i > 0 && e.Kind == ':' {
+			switch r.Elems[i-1].Str {
+			case "idle":
+				zeroIdle(e)
+			case "radix-tree-nodes":
+				e.Int = 0
+			}
+		}
+		maskInfo(e)
+	}
+}
+
+func TestStreamInfo(t *testing.T) {
+	p := newPair(t)
+	d := p.diff(t)
+	d.Run(`
+		XGROUP CREATE e g 0 MKSTREAM
+		XADD s 1-1 a 1
+		XADD s 2-1 b 2
+		XADD s 3-1 c 3
+		XGROUP CREATE s g 0
+		XGROUP CREATE s g2 $
+		XGROUP CREATE s g3 2-1
+		XREADGROUP GROUP g c1 COUNT 1 STREAMS s >
+		XREADGROUP GROUP g c2 STREAMS s >
+		XGROUP CREATECONSUMER s g c3
+		XINFO GROUPS s
+		XINFO GROUPS e
+		XINFO GROUPS missing
+		XINFO CONSUMERS s nog
+		XINFO CONSUMERS missing g
+		XINFO STREAM missing
+		XINFO STREAM s FULL COUNT x
+		XINFO STREAM s FULL foo
+		XINFO STREAM s foo
+		XINFO STREAM s FULL CNT 1
+		XINFO HELP
+		XINFO FOO s
+		SET str v
+		XINFO STREAM str
+		XINFO GROUPS str
+		XDEL s 2-1
+		XINFO GROUPS s
+		XADD s 4-1 d 4
+		XINFO GROUPS s
+		XGROUP SETID s g3 1-1
+		XINFO GROUPS s
+		XGROUP SETID s g3 5-1
+		XINFO GROUPS s
+		XSETID s 10-1 ENTRIESADDED 20 MAXDELETEDID 9-1
+		XINFO GROUPS s
+	`)
+	for _, proto := range []int{2, 3} {
+		d.Proto(proto)
+		for _, args := range [][]string{
+			{"XINFO", "STREAM", "s"},
+			{"XINFO", "STREAM", "e"},
+			{"XINFO", "STREAM", "s", "FULL"},
+			{"XINFO", "STREAM", "s", "FULL", "COUNT", "1"},
+			{"XINFO", "STREAM", "s", "FULL", "COUNT", "0"},
+			{"XINFO", "STREAM", "e", "FULL"},
+			{"XINFO", "CONSUMERS", "s", "g"},
+			{"XINFO", "GROUPS", "s"},
+		} {
+			idleMasked(t, d, maskInfo, args...)
+		}
+	}
 }
