@@ -669,7 +669,8 @@ func cmdXAdd(c *Ctx) {
 		}
 	case seqAuto && want.ms == s.h.last.ms:
 		if s.h.last.seq == math.MaxUint64 {
-			c.W.Error(errXAddSmaller)
+			// What Redis answers here (its errno is not EDOM).
+			c.W.Error("ERR Elements are too large to be stored")
 			return
 		}
 		id = streamID{want.ms, s.h.last.seq + 1}

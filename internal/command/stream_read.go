@@ -227,16 +227,15 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 				serve = true
 				st.after = st.e.g.last
 			}
-			cons := st.e.consumer(consumerName, true)
-			cons.seen = c.Tx.Now
 		} else if st.s.h.length > 0 && st.s.lastEntry().cmp(st.after) > 0 {
 			serve = true
 		}
 		if !serve {
-			if xgroup {
-				st.e.save()
-			}
 			continue
+		}
+		if xgroup {
+			// The consumer is created, or seen, only when served.
+			st.e.consumer(consumerName, true).seen = c.Tx.Now
 		}
 		st.newer = !history
 		out = append(out, st)

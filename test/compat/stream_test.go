@@ -2,7 +2,9 @@ package compat
 
 import (
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"basalt/internal/testutil"
 )
@@ -39,7 +41,6 @@ func TestStreams(t *testing.T) {
 			XADD s 18446744073709551615-18446744073709551614 a b
 			XADD s 18446744073709551615-* a b
 			XADD s 18446744073709551615-* a b
-			XADD s * a b
 			XADD s 18446744073709551616 a b
 			XLEN s
 			XLEN missing
@@ -161,7 +162,6 @@ func TestStreams(t *testing.T) {
 			XSETID s 6-1
 			XSETID s 10-1
 			XADD s 10-1 a b
-			XADD s * a b
 			XSETID s 20-1 ENTRIESADDED 1
 			XSETID s 20-1 ENTRIESADDED -1
 			XSETID s 20-1 ENTRIESADDED x
@@ -531,4 +531,201 @@ func TestStreamInfo(t *testing.T) {
 			idleMasked(t, d, maskInfo, args...)
 		}
 	}
+}
+
+// IDs made by "*" come from the record's clock: they differ between the
+// servers, so they are checked on basalt alone, with the errors on both.
+func TestStreamAutoID(t *testing.T) {
+	p := newPair(t)
+	d := p.diff(t)
+	g := d.Got
+	parse := func(r testutil.Reply) (ms, seq uint64) {
+		t.Helper()
+		a, b, ok := strings.Cut(r.Str, "-")
+		m, err1 := strconv.ParseUint(a, 10, 64)
+		s, err2 := strconv.ParseUint(b, 10, 64)
+		if r.Kind != '$' || !ok || err1 != nil || err2 != nil {
+			t.Fatalf("not an ID: %v", r)
+		}
+		return m, s
+	}
+	before := uint64(time.Now().UnixMilli())
+	var lastMs, lastSeq uint64
+	for i := range 200 {
+		ms, seq := parse(g.Do("XADD", "s", "*", "i", strconv.Itoa(i)))
+		if i > 0 && (ms < lastMs || ms == lastMs && seq != lastSeq+1 || ms > lastMs && seq != 0) {
+			t.Fatalf("ID %d-%d after %d-%d", ms, seq, lastMs, lastSeq)
+		}
+		lastMs, lastSeq = ms, seq
+	}
+	after := uint64(time.Now().UnixMilli())
+	if first, _ := parse(g.Do("XRANGE", "s", "-", "+", "COUNT", "1").Elems[0].Elems[0]); first < before || lastMs > after {
+		t.Errorf("IDs %d..%d outside the clock's %d..%d", first, lastMs, before, after)
+	}
+	// A last ID in the future: "*" goes on from it.
+	future := after + 1e9
+	g.Do("XSETID", "s", strconv.FormatUint(future, 10)+"-5")
+	if ms, seq := parse(g.Do("XADD", "s", "*", "a", "b")); ms != future || seq != 6 {
+		t.Errorf("XADD * after XSETID %d-5: %d-%d", future, ms, seq)
+	}
+	if ms, seq := parse(g.Do("XADD", "s", strconv.FormatUint(future, 10)+"-*", "a", "b")); ms != future || seq != 7 {
+		t.Errorf("XADD ms-* on the last ms: %d-%d", ms, seq)
+	}
+	if ms, seq := parse(g.Do("XADD", "s", strconv.FormatUint(future+5, 10)+"-*", "a", "b")); ms != future+5 || seq != 0 {
+		t.Errorf("XADD ms-* on a new ms: %d-%d", ms, seq)
+	}
+	d.Run(`
+		XADD t 5-* a b
+		XADD t 5-* a b
+		XADD t 4-* a b
+		XADD t 5-1 a b
+		XADD t 18446744073709551615-18446744073709551615 a b
+		XADD t * a b
+		XADD t 18446744073709551615-* a b
+		XRANGE t - +
+		XADD u 7-18446744073709551615 a b
+		XADD u 7-* a b
+	`)
+}
+
+func TestStreamBlocking(t *testing.T) {
+	p := newPair(t)
+
+	t.Run("XReadWokenByXAdd", func(t *testing.T) {
+		d := p.diff(t)
+		d.Do("XADD", "s", "1-1", "old", "1")
+		b := newBlocker(t, p)
+		// "$" is the last ID when the call was made: the old entry is not
+		// returned, the new one is.
+		b.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+		settle()
+		d.Do("XADD", "s", "2-1", "new", "2")
+		b.expect(t, "XREAD $ woken by XADD")
+
+		b.send("XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$")
+		settle()
+		d.Do("XADD", "b", "5-1", "x", "y")
+		b.expect(t, "XREAD on two streams woken by XADD to the second")
+
+		b.send("XREAD", "COUNT", "2", "BLOCK", "0", "STREAMS", "s", "2-1")
+		settle()
+		d.Run(`
+			MULTI
+			XADD s 3-1 a 1
+			XADD s 4-1 a 1
+			XADD s 5-1 a 1
+			EXEC
+		`)
+		b.expect(t, "XREAD COUNT 2 woken by EXEC")
+
+		// Writes that add nothing after the ID do not serve it.
+		b.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+		settle()
+		d.Do("XDEL", "s", "1-1")
+		d.Do("XTRIM", "s", "MAXLEN", "3")
+		d.Do("XADD", "s", "9-1", "last", "1")
+		b.expect(t, "XREAD $ after XDEL and XTRIM")
+
+		b.want.Do("HELLO", "3")
+		b.got.Do("HELLO", "3")
+		b.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+		settle()
+		d.Do("XADD", "s", "10-1", "resp", "3")
+		b.expect(t, "XREAD in RESP3")
+	})
+
+	t.Run("Timeout", func(t *testing.T) {
+		b := newBlocker(t, p)
+		start := time.Now()
+		b.send("XREAD", "BLOCK", "200", "STREAMS", "never", "$")
+		b.expect(t, "XREAD timeout")
+		if el := time.Since(start); el < 150*time.Millisecond || el > 2*time.Second {
+			t.Errorf("XREAD BLOCK 200 took %v", el)
+		}
+		d := p.diff(t)
+		d.Run(`
+			XGROUP CREATE s g $ MKSTREAM
+		`)
+		b.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "100", "STREAMS", "s", ">")
+		b.expect(t, "XREADGROUP timeout")
+		d.Run(`
+			XINFO GROUPS s
+		`)
+		idleMasked(t, d, maskInfo, "XINFO", "CONSUMERS", "s", "g")
+	})
+
+	// Consumers blocked on one group are served in the order they blocked,
+	// each with what is new for the group.
+	t.Run("XReadGroupFIFO", func(t *testing.T) {
+		d := p.diff(t)
+		d.Do("XGROUP", "CREATE", "q", "g", "$", "MKSTREAM")
+		var bs []*blocker
+		for _, c := range []string{"c1", "c2", "c3"} {
+			b := newBlocker(t, p)
+			b.send("XREADGROUP", "GROUP", "g", c, "COUNT", "1", "BLOCK", "0", "STREAMS", "q", ">")
+			settle()
+			bs = append(bs, b)
+		}
+		d.Do("XADD", "q", "1-1", "m", "1")
+		bs[0].expect(t, "first waiter")
+		d.Do("XADD", "q", "2-1", "m", "2")
+		bs[1].expect(t, "second waiter")
+		d.Do("XADD", "q", "3-1", "m", "3")
+		bs[2].expect(t, "third waiter")
+		d.Do("XPENDING", "q", "g")
+		d.Do("XINFO", "GROUPS", "q")
+
+		// NOACK: delivered, not pending.
+		bs[0].send("XREADGROUP", "GROUP", "g", "c1", "NOACK", "BLOCK", "0", "STREAMS", "q", ">")
+		settle()
+		d.Do("XADD", "q", "4-1", "m", "4")
+		bs[0].expect(t, "NOACK waiter")
+		d.Do("XPENDING", "q", "g")
+	})
+
+	t.Run("XReadGroupUnblockedByDeletion", func(t *testing.T) {
+		d := p.diff(t)
+		b := newBlocker(t, p)
+		d.Do("XGROUP", "CREATE", "s1", "g", "$", "MKSTREAM")
+		b.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s1", ">")
+		settle()
+		d.Do("DEL", "s1")
+		b.expect(t, "XREADGROUP when the stream is deleted")
+
+		d.Do("XGROUP", "CREATE", "s2", "g", "$", "MKSTREAM")
+		b.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s2", ">")
+		settle()
+		d.Do("XGROUP", "DESTROY", "s2", "g")
+		b.expect(t, "XREADGROUP when the group is destroyed")
+
+		d.Do("XGROUP", "CREATE", "s3", "g", "$", "MKSTREAM")
+		b.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s3", ">")
+		settle()
+		d.Do("SET", "s3", "string")
+		b.expect(t, "XREADGROUP when the key changes type")
+
+		// XREAD waits on through a deletion.
+		b.send("XREAD", "BLOCK", "0", "STREAMS", "s4", "$")
+		settle()
+		d.Do("XADD", "s4", "1-1", "a", "b")
+		b.expect(t, "XREAD served")
+		b.send("XREAD", "BLOCK", "0", "STREAMS", "s4", "$")
+		settle()
+		d.Do("DEL", "s4")
+		d.Do("XADD", "s4", "2-1", "a", "b")
+		b.expect(t, "XREAD after the stream was deleted and made again")
+	})
+
+	t.Run("InsideMulti", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			XGROUP CREATE s g $ MKSTREAM
+			MULTI
+			XREAD BLOCK 0 STREAMS s $
+			XREADGROUP GROUP g c BLOCK 0 STREAMS s >
+			XADD s 1-1 a b
+			XREADGROUP GROUP g c BLOCK 0 STREAMS s >
+			EXEC
+		`)
+	})
 }
