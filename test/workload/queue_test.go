@@ -110,7 +110,8 @@ func TestQueue(t *testing.T) {
 		}()
 	}
 	producing := make(chan struct{})
-	go func() { prodWG.Wait(); close(producing) }()
+	began := time.Now()
+	go func() { prodWG.Wait(); close(producing); t.Logf("produced in %v", time.Since(began)) }()
 
 	// handle processes a batch, acknowledges it and commits the offsets.
 	handle := func(rdb *redis.Client, name string, batch []redis.XStream) {
@@ -192,6 +193,7 @@ func TestQueue(t *testing.T) {
 	}
 	consWG.Wait()
 	<-producing
+	t.Logf("consumed in %v", time.Since(began))
 	select {
 	case <-crashed:
 	default:
