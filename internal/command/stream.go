@@ -343,10 +343,10 @@ func (c *Ctx) writeEntry(id streamID, v []byte) {
 
 // node is the bookkeeping of one of Redis's listpack nodes.
 type node struct {
-	first        streamID
-	live, total  uint64 // entries in it now, and ever added to it
-	bytes        uint64 // size of what was added, for the 4 kB bound
-	last         streamID // the last ID added to it, deleted or not
+	first       streamID
+	live, total uint64   // entries in it now, and ever added to it
+	bytes       uint64   // size of what was added, for the 4 kB bound
+	last        streamID // the last ID added to it, deleted or not
 }
 
 func (n *node) encode() []byte {
@@ -460,7 +460,14 @@ func (s *stream) each(start, end streamID, rev bool, fn func(id streamID, v []by
 // streamLastValidID.
 func (s *stream) lastEntry() streamID {
 	var last streamID
-	if s.h.length > 0 {
+	if s.h.length == 0 {
+		return last
+	}
+	// Usually the last ID generated is still there: one point lookup.
+	if _, ok := s.entry(s.h.last); ok {
+		return s.h.last
+	}
+	{
 		s.each(streamID{}, maxStreamID, true, func(id streamID, _ []byte) bool {
 			last = id
 			return false

@@ -189,7 +189,8 @@ func (c *Client) dispatch(argv [][]byte) {
 		c.reply().Error(command.WrongArity(cmd.Name))
 		return
 	}
-	kind := cmd // what decides read or write: the subcommand if any
+	// kind decides read or write: the subcommand if there is one.
+	kind := cmd
 	if len(cmd.Subcommands) > 0 && len(argv) > 1 { // bare COMMAND is valid
 		sub := cmd.Subcommand(argv[1])
 		if sub == nil {
