@@ -876,6 +876,8 @@ func cmdXSetID(c *Ctx) {
 	if !maxDel.isZero() {
 		s.h.maxDeleted = maxDel
 	}
-	s.save()
+	// Redis 7.0 does not mark the key modified here.
+	s.m.Body = s.h.encode()
+	c.Tx.PutQuiet(s.key, s.m)
 	c.W.OK()
 }

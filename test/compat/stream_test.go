@@ -729,3 +729,70 @@ func TestStreamBlocking(t *testing.T) {
 		`)
 	})
 }
+
+func TestStreamKeyspace(t *testing.T) {
+	p := newPair(t)
+	d := p.diff(t)
+	d.Run(`
+		XADD s 1-1 a b
+		XADD s 2-1 c d
+		XGROUP CREATE s g 0
+		XREADGROUP GROUP g c COUNT 1 STREAMS s >
+		RENAME s s2
+		XINFO GROUPS s2
+		XPENDING s2 g
+		COPY s2 s3
+		XRANGE s3 - +
+		XPENDING s3 g
+		XREADGROUP GROUP g c STREAMS s3 >
+		XPENDING s2 g
+		XPENDING s3 g
+		DEL s2
+		EXISTS s2
+		SCAN 0 TYPE stream
+		EXPIRE s3 100
+		XADD s3 3-1 e f
+		TTL s3
+		XDEL s3 1-1 2-1 3-1
+		XLEN s3
+		EXISTS s3
+		XINFO GROUPS s3
+		TYPE s3
+		SET s3 str
+		XLEN s3
+	`)
+
+	// WATCH: what marks a stream modified, as in Redis.
+	o := p.conn(t)
+	watch := func(what string, args ...string) {
+		t.Helper()
+		d.Do("WATCH", "w")
+		o.Do(args...)
+		w, g := d.DoBoth("MULTI")
+		if w.String() != "+OK" || g.String() != "+OK" {
+			t.Fatalf("MULTI: %v %v", w, g)
+		}
+		d.Do("PING")
+		if w, g := d.DoBoth("EXEC"); w.String() != g.String() {
+			t.Errorf("WATCH then %s: redis %v, basalt %v", what, w, g)
+		}
+	}
+	d.Run(`
+		XADD w 1-1 a b
+		XADD w 2-1 a b
+		XGROUP CREATE w g 0
+	`)
+	watch("XREADGROUP", "XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "w", ">")
+	watch("XACK", "XACK", "w", "g", "1-1")
+	watch("XCLAIM", "XCLAIM", "w", "g", "c2", "0", "1-1", "FORCE")
+	watch("XAUTOCLAIM", "XAUTOCLAIM", "w", "g", "c3", "0", "0")
+	watch("XGROUP CREATECONSUMER", "XGROUP", "CREATECONSUMER", "w", "g", "c9")
+	watch("XGROUP SETID", "XGROUP", "SETID", "w", "g", "0")
+	watch("XGROUP CREATE", "XGROUP", "CREATE", "w", "g2", "0")
+	watch("XADD", "XADD", "w", "3-1", "a", "b")
+	watch("XDEL", "XDEL", "w", "3-1")
+	watch("XDEL nothing", "XDEL", "w", "3-1")
+	watch("XTRIM", "XTRIM", "w", "MAXLEN", "1")
+	watch("XTRIM nothing", "XTRIM", "w", "MAXLEN", "1")
+	watch("XSETID", "XSETID", "w", "10-1")
+}
