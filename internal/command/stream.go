@@ -341,24 +341,27 @@ func (c *Ctx) writeEntry(id streamID, v []byte) {
 	c.writeFields(v)
 }
 
-// node is the bookkeeping of one of Redis's listpack nodes.
+// node is the bookkeeping of one of Redis's listpack nodes: enough to know
+// when Redis would start a new one, and what '~' trimming may drop.
 type node struct {
 	first       streamID
 	live, total uint64   // entries in it now, and ever added to it
-	bytes       uint64   // size of what was added, for the 4 kB bound
+	bytes       uint64   // the size of Redis's listpack
 	last        streamID // the last ID added to it, deleted or not
+	fields      []byte   // the master entry's field names (encodeFields)
 }
 
 func (n *node) encode() []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 40), n.live)
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 40+len(n.fields)), n.live)
 	b = binary.BigEndian.AppendUint64(b, n.total)
 	b = binary.BigEndian.AppendUint64(b, n.bytes)
-	return n.last.append(b)
+	b = n.last.append(b)
+	return append(b, n.fields...)
 }
 
 func decodeNode(first streamID, b []byte) node {
 	return node{first: first, live: binary.BigEndian.Uint64(b), total: binary.BigEndian.Uint64(b[8:]),
-		bytes: binary.BigEndian.Uint64(b[16:]), last: idFrom(b[24:])}
+		bytes: binary.BigEndian.Uint64(b[16:]), last: idFrom(b[24:]), fields: b[40:]}
 }
 
 func (s *stream) putNode(n *node) { s.c.Tx.SetMember(s.key, nodeSub(n.first), n.encode()) }
@@ -367,32 +370,107 @@ func (s *stream) putNode(n *node) { s.c.Tx.SetMember(s.key, nodeSub(n.first), n.
 func (s *stream) nodeOf(id streamID) (n node, ok bool) {
 	to, _ := id.incr()
 	s.c.Tx.Members(s.key, []byte{'n'}, nodeSub(to), true, func(sub, v []byte) bool {
-		n, ok = decodeNode(idFrom(sub[1:]), v), true
+		n, ok = decodeNode(idFrom(sub[1:]), append([]byte(nil), v...)), true
 		return false
 	})
 	return n, ok
 }
 
-// add appends an entry with a new greatest ID.
+// Sizes in Redis's listpack encoding, to follow the node's byte count:
+// every element is its encoding plus a back-length; strings that read as
+// integers are stored as integers.
+func lpBacklen(n int) int {
+	switch {
+	case n <= 127:
+		return 1
+	case n < 16383:
+		return 2
+	case n < 2097151:
+		return 3
+	case n < 268435455:
+		return 4
+	}
+	return 5
+}
+
+func lpInt(v int64) int {
+	n := 9
+	switch {
+	case v >= 0 && v <= 127:
+		n = 1
+	case v >= -4096 && v <= 4095:
+		n = 2
+	case v >= -32768 && v <= 32767:
+		n = 3
+	case v >= -8388608 && v <= 8388607:
+		n = 4
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		n = 5
+	}
+	return n + lpBacklen(n)
+}
+
+func lpString(b []byte) int {
+	if v, ok := num.ParseInt(b); ok {
+		return lpInt(v)
+	}
+	n := len(b) + 5
+	switch {
+	case len(b) <= 63:
+		n = len(b) + 1
+	case len(b) <= 4095:
+		n = len(b) + 2
+	}
+	return n + lpBacklen(n)
+}
+
+// add appends an entry with a new greatest ID. Like streamAppendItem it
+// starts a new node when the last one holds 100 entries or would pass
+// 4096 bytes, and stores the fields once per node when they repeat the
+// node's first entry's.
 func (s *stream) add(id streamID, fv [][]byte) {
-	size := uint64(0)
+	raw := uint64(0)
 	for _, f := range fv {
-		size += uint64(len(f))
+		raw += uint64(len(f))
 	}
 	var n node
 	if s.h.nodes > 0 {
 		v, _ := s.c.Tx.Member(s.key, nodeSub(s.h.tail))
 		n = decodeNode(s.h.tail, v)
 	}
-	// As streamAppendItem: a new node when the last one is full.
-	if s.h.nodes == 0 || n.bytes+size >= streamNodeMaxBytes || n.total >= streamNodeMaxEntries {
-		n = node{first: id}
+	nf := len(fv) / 2
+	if s.h.nodes == 0 || n.bytes+raw >= streamNodeMaxBytes || n.total >= streamNodeMaxEntries {
+		// A listpack (7 bytes) with the master entry: count, deleted,
+		// the number of fields, the fields, and a terminator.
+		n = node{first: id, bytes: 7 + uint64(lpInt(1)+lpInt(0)+lpInt(int64(nf))+lpInt(0))}
+		names := make([][]byte, nf)
+		for i := range names {
+			names[i] = fv[2*i]
+			n.bytes += uint64(lpString(names[i]))
+		}
+		n.fields = encodeFields(names)
 		s.h.nodes++
 		s.h.tail = id
 	}
+	same := sameFields(n.fields, fv)
+	flags, count := int64(0), int64(nf+3)
+	if same {
+		flags = 2 // STREAM_ITEM_FLAG_SAMEFIELDS
+	} else {
+		count += int64(nf) + 1
+	}
+	size := lpInt(flags) + lpInt(int64(id.ms-n.first.ms)) + lpInt(int64(id.seq-n.first.seq)) + lpInt(count)
+	if !same {
+		size += lpInt(int64(nf))
+	}
+	for i, f := range fv {
+		if i%2 == 1 || !same {
+			size += lpString(f)
+		}
+	}
+	n.bytes += uint64(size)
 	n.live++
 	n.total++
-	n.bytes += size + 2*uint64(len(fv)) + 4
 	n.last = id
 	s.putNode(&n)
 	s.c.Tx.SetMember(s.key, entrySub(id), encodeFields(fv))
@@ -402,6 +480,23 @@ func (s *stream) add(id streamID, fv [][]byte) {
 	s.h.length++
 	s.h.entriesAdded++
 	s.h.last = id
+}
+
+// sameFields reports whether fv's fields are the master entry's names.
+func sameFields(names []byte, fv [][]byte) bool {
+	n, k := binary.Uvarint(names)
+	if int(n) != len(fv)/2 {
+		return false
+	}
+	names = names[k:]
+	for i := 0; i < len(fv); i += 2 {
+		l, k := binary.Uvarint(names)
+		if string(names[k:k+int(l)]) != string(fv[i]) {
+			return false
+		}
+		names = names[k+int(l):]
+	}
+	return true
 }
 
 // entry returns an entry's stored fields.
