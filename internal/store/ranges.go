@@ -8,7 +8,5 @@ func (t *Tx) DeleteMemberRange(key, from, to []byte) {
 	p := MemberPrefix(nil, t.phys(), key)
 	lo := append(append([]byte(nil), p...), from...)
 	hi := append(append([]byte(nil), p...), to...)
-	if err := t.b.DeleteRange(lo, hi, nil); err != nil {
-		panic(err)
-	}
+	t.delRange(lo, hi)
 }
