@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"basalt/internal/num"
+	"basalt/internal/store"
 )
 
 // Consumer groups: XGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM (XREADGROUP
@@ -20,18 +21,18 @@ func init() {
 	wf := []string{"write", "stream", "fast"}
 	nondet := []string{"nondeterministic_output"}
 	one := singleKey("stream")
-	groupSub := func(name string, arity int, flags Flags, since, summary string, keyFlags ...string) *Command {
+	sub := func(name string, arity int, flags Flags, since, summary string, keyFlags ...string) *Command {
 		return &Command{Name: "xgroup|" + name, Arity: arity, Flags: flags, Categories: ws, Group: "stream", Since: since, Summary: summary,
 			FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{{Flags: keyFlags, Index: 2, KeyStep: 1}}}
 	}
 	register(
 		&Command{Name: "xgroup", Arity: -2, Categories: []string{"slow"}, Group: "stream", Since: "5.0.0", Summary: "A container for consumer groups commands", Run: cmdXGroup,
 			Subcommands: []*Command{
-				groupSub("create", -5, Write|DenyOOM, "5.0.0", "Create a consumer group.", "RW", "insert"),
-				groupSub("createconsumer", 5, Write|DenyOOM, "6.2.0", "Create a consumer in a consumer group.", "RW", "insert"),
-				groupSub("delconsumer", 5, Write, "5.0.0", "Delete a consumer from a consumer group.", "RW", "delete"),
-				groupSub("destroy", 4, Write, "5.0.0", "Destroy a consumer group.", "RW", "delete"),
-				groupSub("setid", -5, Write, "5.0.0", "Set a consumer group to an arbitrary last delivered ID value.", "RW", "update"),
+				sub("create", -5, Write|DenyOOM, "5.0.0", "Create a consumer group.", "RW", "insert"),
+				sub("createconsumer", 5, Write|DenyOOM, "6.2.0", "Create a consumer in a consumer group.", "RW", "insert"),
+				sub("delconsumer", 5, Write, "5.0.0", "Delete a consumer from a consumer group.", "RW", "delete"),
+				sub("destroy", 4, Write, "5.0.0", "Destroy a consumer group.", "RW", "delete"),
+				sub("setid", -5, Write, "5.0.0", "Set a consumer group to an arbitrary last delivered ID value.", "RW", "update"),
 				{Name: "xgroup|help", Arity: 2, Flags: Loading | Stale, Categories: []string{"stream", "slow"}, Group: "stream", Since: "5.0.0", Summary: "Show helpful text about the different subcommands"},
 			}},
 		one(&Command{Name: "xack", Arity: -4, Flags: Write | Fast, Categories: wf, Since: "5.0.0", Summary: "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", Run: cmdXAck}, "RW", "update"),
@@ -213,21 +214,9 @@ func (e *groupEdit) dropNack(id streamID, n nack) {
 // eachNack visits the group's pending entries from id start on.
 func (e *groupEdit) eachNack(start streamID, fn func(id streamID, n nack) bool) {
 	p := groupTagged('p', e.g.name)
-	e.s.c.Tx.Members(e.s.key, start.append(p), PrefixEnd(p), false, func(sub, v []byte) bool {
+	e.s.c.Tx.Members(e.s.key, start.append(p), store.PrefixEnd(p), false, func(sub, v []byte) bool {
 		return fn(idFrom(sub[len(p):]), decodeNack(v))
 	})
-}
-
-// PrefixEnd is store.PrefixEnd for sub keys.
-func PrefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil
 }
 
 // rangeHasTombstones reports whether an entry was deleted in [start, end],
@@ -427,7 +416,7 @@ func cmdXGroup(c *Ctx) {
 		tx.DeleteMember(key, groupSub(name))
 		for _, tag := range []byte{'c', 'p', 'q'} {
 			p := groupTagged(tag, name)
-			tx.DeleteMemberRange(key, p, PrefixEnd(p))
+			tx.DeleteMemberRange(key, p, store.PrefixEnd(p))
 		}
 		// Marks the key modified, which wakes the clients blocked on the
 		// group (they get NOGROUP); Redis only wakes them.
@@ -450,14 +439,14 @@ func cmdXGroup(c *Ctx) {
 		pending := cons.pending
 		p := e.consumerPelPrefix(cons.name)
 		var ids []streamID
-		c.Tx.Members(key, p, PrefixEnd(p), false, func(sub, _ []byte) bool {
+		c.Tx.Members(key, p, store.PrefixEnd(p), false, func(sub, _ []byte) bool {
 			ids = append(ids, idFrom(sub[len(p):]))
 			return true
 		})
 		for _, id := range ids {
 			c.Tx.DeleteMember(key, e.pelSub(id))
 		}
-		c.Tx.DeleteMemberRange(key, p, PrefixEnd(p))
+		c.Tx.DeleteMemberRange(key, p, store.PrefixEnd(p))
 		c.Tx.DeleteMember(key, e.consumerSub(cons.name))
 		e.g.pending -= pending
 		e.g.consumers--
@@ -586,7 +575,7 @@ func cmdXPending(c *Ctx) {
 			return
 		}
 		p := e.consumerPelPrefix(consumerName)
-		c.Tx.Members(e.s.key, start.append(p), PrefixEnd(p), false, func(sub, _ []byte) bool {
+		c.Tx.Members(e.s.key, start.append(p), store.PrefixEnd(p), false, func(sub, _ []byte) bool {
 			id := idFrom(sub[len(p):])
 			nk, _ := e.nack(id)
 			return visit(id, nk)
@@ -618,7 +607,7 @@ func xpendingSummary(c *Ctx, e *groupEdit) {
 	p := groupTagged('p', e.g.name)
 	var ids []streamID
 	for _, rev := range []bool{false, true} {
-		c.Tx.Members(e.s.key, p, PrefixEnd(p), rev, func(sub, _ []byte) bool {
+		c.Tx.Members(e.s.key, p, store.PrefixEnd(p), rev, func(sub, _ []byte) bool {
 			ids = append(ids, idFrom(sub[len(p):]))
 			return false
 		})
@@ -631,7 +620,7 @@ func xpendingSummary(c *Ctx, e *groupEdit) {
 	}
 	var rows []row
 	cp := groupTagged('c', e.g.name)
-	c.Tx.Members(e.s.key, cp, PrefixEnd(cp), false, func(sub, v []byte) bool {
+	c.Tx.Members(e.s.key, cp, store.PrefixEnd(cp), false, func(sub, v []byte) bool {
 		if n := binary.BigEndian.Uint64(v[8:]); n > 0 {
 			rows = append(rows, row{append([]byte(nil), sub[len(cp):]...), n})
 		}

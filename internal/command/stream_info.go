@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"basalt/internal/num"
+	"basalt/internal/store"
 )
 
 // XINFO STREAM [FULL [COUNT n]], XINFO GROUPS, XINFO CONSUMERS.
@@ -128,7 +129,7 @@ func xinfoConsumers(c *Ctx, e *groupEdit) {
 	}
 	var rows []row
 	p := groupTagged('c', e.g.name)
-	c.Tx.Members(e.s.key, p, PrefixEnd(p), false, func(sub, v []byte) bool {
+	c.Tx.Members(e.s.key, p, store.PrefixEnd(p), false, func(sub, v []byte) bool {
 		rows = append(rows, row{append([]byte(nil), sub[len(p):]...), int64(binary.BigEndian.Uint64(v)), binary.BigEndian.Uint64(v[8:])})
 		return true
 	})
@@ -226,7 +227,7 @@ func xinfoStream(c *Ctx, s *stream, full bool, count int64) {
 		}
 		var all []cons
 		cp := groupTagged('c', g.name)
-		c.Tx.Members(s.key, cp, PrefixEnd(cp), false, func(sub, v []byte) bool {
+		c.Tx.Members(s.key, cp, store.PrefixEnd(cp), false, func(sub, v []byte) bool {
 			all = append(all, cons{append([]byte(nil), sub[len(cp):]...), int64(binary.BigEndian.Uint64(v)), binary.BigEndian.Uint64(v[8:])})
 			return true
 		})
@@ -243,7 +244,7 @@ func xinfoStream(c *Ctx, s *stream, full bool, count int64) {
 			c.W.BulkString("pending")
 			var ids []streamID
 			p := e.consumerPelPrefix(cn.name)
-			c.Tx.Members(s.key, p, PrefixEnd(p), false, func(sub, _ []byte) bool {
+			c.Tx.Members(s.key, p, store.PrefixEnd(p), false, func(sub, _ []byte) bool {
 				ids = append(ids, idFrom(sub[len(p):]))
 				return count == 0 || int64(len(ids)) < count
 			})

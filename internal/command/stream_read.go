@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"basalt/internal/num"
+	"basalt/internal/resp"
 	"basalt/internal/store"
 )
 
@@ -154,7 +155,10 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 		st := &streams[k]
 		st.key, st.arg = c.Args[streamsAt+k], streamsAt+nstreams+k
 		var s *stream
-		if m, ok := c.Tx.Lookup(st.key); ok && m.Type != store.TypeStream {
+		if twin := xreadTwin(streams[:k], st.key); twin != nil {
+			st.s, st.e = twin.s, twin.e
+			s = twin.s
+		} else if m, ok := c.Tx.Lookup(st.key); ok && m.Type != store.TypeStream {
 			switch {
 			case !retry:
 				c.W.Error(ErrWrongType)
@@ -169,7 +173,7 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 		}
 		st.s = s
 		if xgroup {
-			if s != nil {
+			if s != nil && st.e == nil {
 				st.e, _ = s.group(groupName)
 			}
 			switch {
@@ -212,8 +216,12 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 		}
 		st.after = id
 	}
-	// Serve what can be served now, as Redis's synchronous path.
-	var out []*xreadStream
+	// Serve what can be served now, stream by stream as Redis does (a
+	// stream named twice sees what serving the first one did). The
+	// replies go to a buffer until their number is known.
+	w := c.W
+	c.W = resp.NewWriter(w.Proto)
+	served := 0
 	for k := range streams {
 		st := &streams[k]
 		if st.s == nil {
@@ -233,51 +241,54 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 		if !serve {
 			continue
 		}
-		if xgroup {
-			// The consumer is created, or seen, only when served.
-			st.e.consumer(consumerName, true).seen = c.Tx.Now
-		}
-		st.newer = !history
-		out = append(out, st)
-	}
-	if len(out) == 0 {
-		switch {
-		case blocking && c.MayBlock():
-			keys := make([][]byte, nstreams)
-			for k := range streams {
-				keys[k] = streams[k].key
-			}
-			c.BlockOn(keys)
-		default:
-			c.W.NullArray()
-		}
-		return
-	}
-	if c.W.Proto == 3 {
-		c.W.MapLen(len(out))
-	} else {
-		c.W.ArrayLen(len(out))
-	}
-	for _, st := range out {
+		served++
 		if c.W.Proto != 3 {
 			c.W.ArrayLen(2)
 		}
 		c.W.Bulk(st.key)
+		start, _ := st.after.incr()
 		switch {
 		case !xgroup:
-			start, _ := st.after.incr()
 			xreadEntries(c, st.s, start, count)
-		case st.newer:
-			start, _ := st.after.incr()
-			xreadNew(c, st.e, consumerName, start, count, noack)
-		default:
-			start, _ := st.after.incr()
+		case history:
+			// The consumer is created, or seen, only when served.
+			st.e.consumer(consumerName, true).seen = c.Tx.Now
 			xreadHistory(c, st.e, consumerName, start, count)
-		}
-		if st.e != nil {
+			st.e.save()
+		default:
+			st.e.consumer(consumerName, true).seen = c.Tx.Now
+			xreadNew(c, st.e, consumerName, start, count, noack)
 			st.e.save()
 		}
 	}
+	body := c.W
+	c.W = w
+	switch {
+	case served > 0 && w.Proto == 3:
+		w.MapLen(served)
+		w.Raw(body.Bytes())
+	case served > 0:
+		w.ArrayLen(served)
+		w.Raw(body.Bytes())
+	case blocking && c.MayBlock():
+		keys := make([][]byte, nstreams)
+		for k := range streams {
+			keys[k] = streams[k].key
+		}
+		c.BlockOn(keys)
+	default:
+		w.NullArray()
+	}
+}
+
+// xreadTwin finds an earlier stream of the call with the same key.
+func xreadTwin(before []xreadStream, key []byte) *xreadStream {
+	for k := range before {
+		if string(before[k].key) == string(key) {
+			return &before[k]
+		}
+	}
+	return nil
 }
 
 // xreadEntries replies with up to count (0: all) entries from start on.
@@ -329,7 +340,7 @@ func xreadNew(c *Ctx, e *groupEdit, consumerName []byte, start streamID, count i
 func xreadHistory(c *Ctx, e *groupEdit, consumerName []byte, start streamID, count int64) {
 	p := e.consumerPelPrefix(consumerName)
 	var ids []streamID
-	c.Tx.Members(e.s.key, start.append(p), PrefixEnd(p), false, func(sub, _ []byte) bool {
+	c.Tx.Members(e.s.key, start.append(p), store.PrefixEnd(p), false, func(sub, _ []byte) bool {
 		ids = append(ids, idFrom(sub[len(p):]))
 		return count == 0 || int64(len(ids)) < count
 	})

@@ -336,6 +336,7 @@ func TestStreamGroups(t *testing.T) {
 			SET str v
 			XREADGROUP GROUP g c1 STREAMS str >
 			XGROUP SETID s g 0
+			XREADGROUP GROUP g c9 COUNT 1 STREAMS s s > >
 			XREADGROUP GROUP g c9 COUNT 2 STREAMS s >
 			XPENDING s g
 			XGROUP DELCONSUMER s g c9
@@ -370,6 +371,7 @@ func TestStreamGroups(t *testing.T) {
 			XREAD BLOCK -5 STREAMS s1 0
 			XREAD BLOCK 0 STREAMS s1 0
 			XREAD STREAMS s1 s1 0 1-1
+			XREAD COUNT 1 STREAMS s1 s2 s1 0 0 1-1
 			SET str v
 			XREAD STREAMS str 0
 			XREAD STREAMS s1 str 0 0
