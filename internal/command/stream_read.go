@@ -1,6 +1,8 @@
 package command
 
 import (
+	"cmp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -216,6 +218,34 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 		}
 		st.after = id
 	}
+	if retry && (nstreams > 1 || count == 0) {
+		// A blocked call that is served answers as Redis serves a blocked
+		// client: with the one stream that has news, at most COUNT (or
+		// 1000) entries. The record is rewritten to say so, so that the
+		// log replays the same reply.
+		for k := range streams {
+			if st := &streams[k]; st.s != nil {
+				if serve, _ := st.servable(xgroup); serve {
+					argv := [][]byte{c.Args[0]}
+					if xgroup {
+						argv = append(argv, []byte("GROUP"), groupName, consumerName)
+					}
+					argv = append(argv, []byte("COUNT"), []byte(strconv.FormatInt(cmp.Or(count, 1000), 10)))
+					if noack {
+						argv = append(argv, []byte("NOACK"))
+					}
+					id := []byte(">")
+					if !xgroup {
+						id = []byte(st.after.String())
+					}
+					argv = append(argv, []byte("STREAMS"), st.key, id)
+					c.rec.Cmds[0], c.Args = argv, argv
+					xreadGeneric(c, xgroup)
+					return
+				}
+			}
+		}
+	}
 	// Serve what can be served now, stream by stream as Redis does (a
 	// stream named twice sees what serving the first one did). The
 	// replies go to a buffer until their number is known.
@@ -227,17 +257,7 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 		if st.s == nil {
 			continue
 		}
-		serve, history := false, false
-		if xgroup {
-			if !st.newer {
-				serve, history = true, true
-			} else if st.s.h.length > 0 && st.s.lastEntry().cmp(st.e.g.last) > 0 {
-				serve = true
-				st.after = st.e.g.last
-			}
-		} else if st.s.h.length > 0 && st.s.lastEntry().cmp(st.after) > 0 {
-			serve = true
-		}
+		serve, history := st.servable(xgroup)
 		if !serve {
 			continue
 		}
@@ -279,6 +299,23 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 	default:
 		w.NullArray()
 	}
+}
+
+// servable reports whether the call can be answered for this stream now,
+// and whether from the consumer's history (an XREADGROUP ID other than
+// ">"). For ">" it moves after to the group's last delivered ID.
+func (st *xreadStream) servable(xgroup bool) (serve, history bool) {
+	switch {
+	case xgroup && !st.newer:
+		return true, true
+	case xgroup:
+		if st.s.h.length > 0 && st.s.lastEntry().cmp(st.e.g.last) > 0 {
+			st.after = st.e.g.last
+			return true, false
+		}
+		return false, false
+	}
+	return st.s.h.length > 0 && st.s.lastEntry().cmp(st.after) > 0, false
 }
 
 // xreadTwin finds an earlier stream of the call with the same key.

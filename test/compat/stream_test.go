@@ -659,6 +659,35 @@ func TestStreamBlocking(t *testing.T) {
 		`)
 		b.expect(t, "XREAD COUNT 2 woken by EXEC")
 
+		// Served after blocking: the first stream with news only.
+		b.send("XREAD", "BLOCK", "0", "STREAMS", "m1", "m2", "$", "$")
+		settle()
+		d.Run(`
+			MULTI
+			XADD m1 1-1 a 1
+			XADD m2 1-1 b 2
+			EXEC
+		`)
+		b.expect(t, "XREAD on two streams woken by one EXEC")
+
+		// ... and at most 1000 entries without COUNT.
+		b.send("XREAD", "BLOCK", "0", "STREAMS", "many", "$")
+		settle()
+		d.Do("MULTI")
+		for i := 1; i <= 1003; i++ {
+			d.Do("XADD", "many", itoa(i)+"-1", "f", "v")
+		}
+		d.Do("EXEC")
+		w, g := b.want.Read(), b.got.Read()
+		if count := func(r testutil.Reply) int {
+			if len(r.Elems) != 1 || len(r.Elems[0].Elems) != 2 {
+				return -1
+			}
+			return len(r.Elems[0].Elems[1].Elems)
+		}; count(w) != 1000 || count(g) != 1000 {
+			t.Errorf("XREAD woken by 1003 entries: redis %d entries, basalt %d", count(w), count(g))
+		}
+
 		// Writes that add nothing after the ID do not serve it.
 		b.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
 		settle()
@@ -715,6 +744,22 @@ func TestStreamBlocking(t *testing.T) {
 		bs[2].expect(t, "third waiter")
 		d.Do("XPENDING", "q", "g")
 		d.Do("XINFO", "GROUPS", "q")
+
+		// Two streams with news at once: the first is served.
+		d.Do("XGROUP", "CREATE", "q1", "g", "$", "MKSTREAM")
+		d.Do("XGROUP", "CREATE", "q2", "g", "$", "MKSTREAM")
+		bs[1].send("XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "q1", "q2", ">", ">")
+		settle()
+		d.Run(`
+			MULTI
+			XADD q1 1-1 a 1
+			XADD q2 1-1 b 2
+			EXEC
+			XPENDING q2 g
+		`)
+		bs[1].expect(t, "XREADGROUP on two streams woken by one EXEC")
+		d.Do("XPENDING", "q1", "g")
+		d.Do("XINFO", "GROUPS", "q2")
 
 		// NOACK: delivered, not pending.
 		bs[0].send("XREADGROUP", "GROUP", "g", "c1", "NOACK", "BLOCK", "0", "STREAMS", "q", ">")
