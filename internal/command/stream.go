@@ -14,7 +14,7 @@ import (
 // streamHeader, and member entries told apart by a tag byte:
 //
 //	'e' | id                          an entry: its fields and values
-//	'n' | id                          a node (see below): live, total, bytes, last id
+//	'n' | id                          a node (see below): counts, size, last id, fields
 //	'g' | group                       a consumer group: last id, entries read, counts
 //	'c' | len | group | consumer      a consumer: seen time, pending count
 //	'p' | len | group | id            the group's pending entry: time, count, consumer
@@ -23,11 +23,12 @@ import (
 // IDs are 16 bytes big-endian (ms, seq), so byte order is ID order and every
 // range (XRANGE, XPENDING, XAUTOCLAIM) is one seek. Lengths are 4 bytes.
 //
-// Redis packs entries into nodes of at most 100 entries (stream-node-max-
-// entries) or about 4 kB, and approximate trimming (MAXLEN ~, MINID ~)
-// removes whole nodes only. Nodes are kept here as bookkeeping (an 'n'
-// member per node, keyed by its first ID) so that '~' trims what Redis
-// trims; the entries themselves are stored one by one.
+// Redis packs entries into listpack nodes of at most 100 entries (stream-
+// node-max-entries) or 4096 bytes (stream-node-max-bytes), and approximate
+// trimming (MAXLEN ~, MINID ~) removes whole nodes only. Nodes are kept
+// here as bookkeeping (an 'n' member per node, keyed by its first ID, with
+// the size its listpack would have) so that '~' trims what Redis trims;
+// the entries themselves are stored one by one.
 func init() {
 	one := singleKey("stream")
 	wf := []string{"write", "stream", "fast"}
