@@ -533,10 +533,13 @@ func (s *stream) dropNode(first streamID) {
 }
 
 // refreshFirst sets the header's first ID after deletions.
+// Deletions only move the first entry forward, so the search starts at
+// the old one rather than wading through every entry deleted before it.
 func (s *stream) refreshFirst() {
+	from := s.h.first
 	s.h.first = streamID{}
 	if s.h.length > 0 {
-		s.each(s.h.first, maxStreamID, false, func(id streamID, _ []byte) bool {
+		s.each(from, maxStreamID, false, func(id streamID, _ []byte) bool {
 			s.h.first = id
 			return false
 		})
