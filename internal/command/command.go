@@ -128,6 +128,10 @@ type Ctx struct {
 // wait (a client's BLPOP) rather than answer nil (inside MULTI, replay).
 func (c *Ctx) MayBlock() bool { return c.rec != nil && c.rec.Block }
 
+// Retried reports whether a blocked command is being run again because one
+// of its keys was written.
+func (c *Ctx) Retried() bool { return c.rec != nil && c.rec.Retry }
+
 // BlockOn makes the command wait for a write to one of keys; it writes no
 // reply. The apply loop runs the command again once one is touched.
 func (c *Ctx) BlockOn(keys [][]byte) { c.rec.BlockedOn = keys }

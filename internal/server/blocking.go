@@ -15,7 +15,7 @@ import (
 // goroutine waits for the reply, the timeout or the client's disconnect.
 func (c *Client) blockingCall(argv [][]byte) {
 	w := c.reply()
-	timeout, errMsg := command.ParseTimeout(command.TimeoutArg(argv))
+	timeout, errMsg := command.BlockTimeout(argv)
 	if errMsg != "" {
 		// Not blocking: the command answers the error, after the checks
 		// Redis makes before the timeout's.

@@ -189,6 +189,8 @@ func (c *Client) dispatch(argv [][]byte) {
 		c.reply().Error(command.WrongArity(cmd.Name))
 		return
 	}
+	// kind decides read or write: the subcommand if there is one.
+	kind := cmd
 	if len(cmd.Subcommands) > 0 && len(argv) > 1 { // bare COMMAND is valid
 		sub := cmd.Subcommand(argv[1])
 		if sub == nil {
@@ -202,6 +204,7 @@ func (c *Client) dispatch(argv [][]byte) {
 			return
 		}
 		c.lastCmd.Store(&sub.Name)
+		kind = sub
 	}
 	if !c.authed && cmd.Flags&command.NoAuth == 0 {
 		c.rejectInMulti()
@@ -222,7 +225,7 @@ func (c *Client) dispatch(argv [][]byte) {
 		return
 	}
 	if !noTouch[cmd.Name] {
-		for _, k := range cmd.Keys(argv) {
+		for _, k := range kind.Keys(argv) {
 			c.srv.st.Touch(c.db, k, now)
 		}
 	}
@@ -234,9 +237,9 @@ func (c *Client) dispatch(argv [][]byte) {
 			return
 		}
 		h(c, argv)
-	case cmd.Flags&command.Blocking != 0:
+	case cmd.Flags&command.Blocking != 0 && command.Blocks(argv):
 		c.blockingCall(argv)
-	case cmd.IsWrite():
+	case kind.IsWrite():
 		if cmd.ReadFirst != nil && c.readFirst(cmd, argv, now) {
 			return
 		}

@@ -160,6 +160,7 @@ func (s *Shard) serveBlocked(apply func(p *Proposal) bool) []*Proposal {
 				continue // cancelled meanwhile
 			}
 			w.p.Rec.BlockedOn = nil
+			w.p.Rec.Retry = true
 			w.p.Rec.Time = 0 // a retry is a new record with its own time
 			if !apply(w.p) {
 				// Nothing for the oldest waiter means nothing for the

@@ -84,6 +84,15 @@ var gens = []gen{
 	{"hset", func(r *rand.Rand) []string { return []string{key(r), val(r), val(r)} }},
 	{"hincrby", func(r *rand.Rand) []string { return []string{key(r), "f", num(r)} }},
 	{"zadd", func(r *rand.Rand) []string { return []string{key(r), num(r), val(r)} }},
+	// Streams: "*" IDs, idle times and delivery times come from the record.
+	{"xadd", func(r *rand.Rand) []string { return []string{key(r), "MAXLEN", "~", "3", "*", "f", val(r)} }},
+	{"xtrim", func(r *rand.Rand) []string { return []string{key(r), "MAXLEN", strconv.Itoa(r.IntN(4))} }},
+	{"xgroup", func(r *rand.Rand) []string { return []string{"CREATE", key(r), "g", "0", "MKSTREAM"} }},
+	{"xreadgroup", func(r *rand.Rand) []string {
+		return []string{"GROUP", "g", "c" + strconv.Itoa(r.IntN(3)), "COUNT", "2", "STREAMS", key(r), ">"}
+	}},
+	{"xautoclaim", func(r *rand.Rand) []string { return []string{key(r), "g", "c9", "0", "0", "COUNT", "2"} }},
+	{"xclaim", func(r *rand.Rand) []string { return []string{key(r), "g", "c8", "0", "0-1", "IDLE", "5"} }},
 	{"flushdb", func(r *rand.Rand) []string { return nil }},
 	{"swapdb", func(r *rand.Rand) []string { return []string{strconv.Itoa(r.IntN(3)), strconv.Itoa(r.IntN(3))} }},
 }
@@ -94,7 +103,15 @@ func available(t *testing.T) []gen {
 	var out []gen
 	var names []string
 	for _, g := range gens {
-		if c := command.Lookup([]byte(g.name)); c != nil && c.IsWrite() && c.Run != nil {
+		c := command.Lookup([]byte(g.name))
+		if c == nil || c.Run == nil {
+			continue
+		}
+		writes := c.IsWrite()
+		for _, sub := range c.Subcommands {
+			writes = writes || sub.IsWrite() // XGROUP CREATE
+		}
+		if writes {
 			out = append(out, g)
 			names = append(names, g.name)
 		}

@@ -36,6 +36,10 @@ type Record struct {
 	// blocked changed nothing.
 	Block     bool
 	BlockedOn [][]byte
+	// Retry is set when the apply loop runs a blocked record again: a
+	// command may answer differently then (XREADGROUP's "the stream key no
+	// longer exists"), but must change the same data, since it is not logged.
+	Retry bool
 
 	// ConnAt is filled while applying an EXEC: the reply offsets where the
 	// replies of queued connection commands (CLIENT SETNAME...) belong.

@@ -373,6 +373,13 @@ func (t *Tx) Exists(key []byte) bool {
 // becomes an inline one (WriteString drops the chunks of a chunked string
 // it replaces with another).
 func (t *Tx) Put(key []byte, m Meta) {
+	t.PutQuiet(key, m)
+	t.touch(t.DB, key)
+}
+
+// PutQuiet is Put for a change Redis does not count as a modification of
+// the key (XSETID): WATCH and blocked clients don't see it.
+func (t *Tx) PutQuiet(key []byte, m Meta) {
 	t.mustWrite()
 	phys := t.phys()
 	old, existed := t.rawMeta(key)
@@ -399,7 +406,6 @@ func (t *Tx) Put(key []byte, m Meta) {
 	enc := m.encode(make([]byte, 0, metaHeader+len(m.Body)))
 	t.set(mk, enc)
 	t.written[string(mk)] = cacheEntry{value: enc, found: true}
-	t.touch(t.DB, key)
 }
 
 // Delete removes a live key and its members; it reports whether there was one.
