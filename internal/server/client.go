@@ -170,7 +170,7 @@ func (c *Client) dispatch(argv [][]byte) {
 	cmd := command.Lookup(argv[0])
 	now := time.Now().UnixMilli() // one clock reading per command
 	c.lastAt.Store(now)
-	if c.authed && !c.multi && c.mustForward(cmd) {
+	if c.authed && !c.multi && c.mustForward(cmd, argv) {
 		// The leader checks the command, as it must for MULTI's sake.
 		if cmd != nil {
 			c.lastCmd.Store(&cmd.Name)

@@ -44,7 +44,7 @@ type upstream struct {
 // mustForward reports whether cmd (nil if unknown) goes to the leader.
 // Once a client forwards, everything but local commands follows, errors
 // included: the leader's MULTI must see a queued command's arity error.
-func (c *Client) mustForward(cmd *command.Command) bool {
+func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
 	if c.upMulti {
 		// The leader queues (or refuses) whatever comes inside MULTI.
 		return cmd == nil || cmd.Name != "quit" && cmd.Name != "reset"
@@ -55,7 +55,11 @@ func (c *Client) mustForward(cmd *command.Command) bool {
 		return cmd.Name == "client" && c.up != nil
 	}
 	// A READONLY client reads here, unless it is inside MULTI.
-	readOnly := cmd != nil && !cmd.IsWrite() && cmd.Flags&(command.Conn|command.Blocking) == 0
+	kind := cmd
+	if cmd != nil && len(cmd.Subcommands) > 0 && len(argv) > 1 {
+		kind = cmd.Subcommand(argv[1]) // XGROUP CREATE is a write, XINFO a read
+	}
+	readOnly := kind != nil && !kind.IsWrite() && cmd.Flags&(command.Conn|command.Blocking) == 0
 	if c.readonly && readOnly && !c.upMulti {
 		return false
 	}

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -76,16 +77,11 @@ func (b *blocked) has(id string) bool {
 	return len(b.byKey[id]) > 0
 }
 
-// first returns the oldest waiter on id still waiting, or nil.
-func (b *blocked) first(id string) *waiter {
+// on returns the waiters on id, oldest first.
+func (b *blocked) on(id string) []*waiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, w := range b.byKey[id] {
-		if w.state.Load() == waiting {
-			return w
-		}
-	}
-	return nil
+	return append([]*waiter(nil), b.byKey[id]...)
 }
 
 // BlockHandle lets the client that proposed a blocking record give up.
@@ -151,22 +147,22 @@ func (s *Shard) serveBlocked(apply func(p *Proposal) bool) []*Proposal {
 	for len(s.wake) > 0 {
 		id := s.wake[0]
 		s.wake = s.wake[1:]
-		for {
-			w := s.blocked.first(id)
-			if w == nil {
-				break
-			}
-			if !w.state.CompareAndSwap(waiting, serving) {
-				continue // cancelled meanwhile
+		// The waiters on this key, oldest first. When one finds nothing,
+		// the later ones running the same command find nothing either;
+		// others (an XREADGROUP behind an XREAD) may still be answered.
+		nothingFor := map[string]bool{}
+		for _, w := range s.blocked.on(id) {
+			name := strings.ToLower(string(w.p.Rec.Cmds[0][0]))
+			if nothingFor[name] || !w.state.CompareAndSwap(waiting, serving) {
+				continue // cancelled or served meanwhile
 			}
 			w.p.Rec.BlockedOn = nil
 			w.p.Rec.Retry = true
 			w.p.Rec.Time = 0 // a retry is a new record with its own time
 			if !apply(w.p) {
-				// Nothing for the oldest waiter means nothing for the
-				// others on this key either.
 				w.state.Store(waiting)
-				break
+				nothingFor[name] = true
+				continue
 			}
 			w.state.Store(served)
 			s.forget(w)
