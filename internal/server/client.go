@@ -234,6 +234,8 @@ func (c *Client) dispatch(argv [][]byte) {
 			return
 		}
 		h(c, argv)
+	case cmd.Flags&command.Script != 0:
+		c.script(argv, now)
 	case cmd.Flags&command.Blocking != 0:
 		c.blockingCall(argv)
 	case cmd.IsWrite():

@@ -1,0 +1,466 @@
+package command
+
+import (
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// The cjson and bit libraries of Redis's Lua, written here: the gopher-lua
+// modules around (gopher-json and the like) are built on encoding/json and
+// differ from Lua CJSON where scripts can see it — '/' escaped as "\/",
+// numbers as "%.14g", cjson.null, sparse-array and nesting checks and
+// their error messages — and no maintained module provides LuaBitOp.
+
+// cjsonNull is cjson.null, a light userdata in Lua CJSON; it converts to a
+// nil reply.
+var cjsonNull = &lua.LUserData{}
+
+func openCjson(L *lua.LState) *lua.LTable {
+	t := L.NewTable()
+	t.RawSetString("encode", L.NewFunction(cjsonEncode))
+	t.RawSetString("decode", L.NewFunction(cjsonDecode))
+	t.RawSetString("null", cjsonNull)
+	return t
+}
+
+const cjsonMaxDepth = 1000
+
+func cjsonEncode(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		L.ArgError(1, "expected 1 argument")
+	}
+	var b strings.Builder
+	if msg := jsonEncode(&b, L.Get(1), 0); msg != "" {
+		L.RaiseError("%s", msg)
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
+}
+
+// jsonEncode appends v's JSON to b, or returns Lua CJSON's error.
+func jsonEncode(b *strings.Builder, v lua.LValue, depth int) string {
+	switch v := v.(type) {
+	case *lua.LNilType:
+		b.WriteString("null")
+	case lua.LBool:
+		b.WriteString(strconv.FormatBool(bool(v)))
+	case lua.LNumber:
+		f := float64(v)
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return "Cannot serialise number: must not be NaN or Inf"
+		}
+		b.WriteString(fmtNum14(f))
+	case lua.LString:
+		jsonString(b, string(v))
+	case *lua.LTable:
+		depth++
+		if depth > cjsonMaxDepth {
+			return "Cannot serialise, excessive nesting (" + strconv.Itoa(depth) + ")"
+		}
+		return jsonTable(b, v, depth)
+	case *lua.LUserData:
+		if v == cjsonNull {
+			b.WriteString("null")
+			return ""
+		}
+		return "Cannot serialise userdata: type not supported"
+	default:
+		return "Cannot serialise " + v.Type().String() + ": type not supported"
+	}
+	return ""
+}
+
+func jsonTable(b *strings.Builder, t *lua.LTable, depth int) string {
+	pairs := tablePairs(t)
+	// An array has only positive integer keys and is not too sparse.
+	maxIdx, items, array := 0, 0, true
+	for i := 0; i < len(pairs) && array; i += 2 {
+		n, ok := pairs[i].(lua.LNumber)
+		if !ok || float64(n) != math.Floor(float64(n)) || n < 1 {
+			array = false
+			break
+		}
+		maxIdx = max(maxIdx, int(n))
+		items++
+	}
+	if array && items > 0 {
+		if maxIdx > 10 && maxIdx > items*2 {
+			return "Cannot serialise table: excessively sparse array"
+		}
+		b.WriteByte('[')
+		for i := 1; i <= maxIdx; i++ {
+			if i > 1 {
+				b.WriteByte(',')
+			}
+			if msg := jsonEncode(b, t.RawGetInt(i), depth); msg != "" {
+				return msg
+			}
+		}
+		b.WriteByte(']')
+		return ""
+	}
+	b.WriteByte('{')
+	for i := 0; i < len(pairs); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		switch k := pairs[i].(type) {
+		case lua.LString:
+			jsonString(b, string(k))
+		case lua.LNumber:
+			jsonString(b, fmtNum14(float64(k)))
+		default:
+			return "Cannot serialise " + k.Type().String() + ": table key must be a number or string"
+		}
+		b.WriteByte(':')
+		if msg := jsonEncode(b, pairs[i+1], depth); msg != "" {
+			return msg
+		}
+	}
+	b.WriteByte('}')
+	return ""
+}
+
+func jsonString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '/':
+			b.WriteString(`\/`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if c < 0x20 {
+				b.WriteString(`\u00`)
+				b.WriteByte("0123456789abcdef"[c>>4])
+				b.WriteByte("0123456789abcdef"[c&15])
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+func cjsonDecode(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		L.ArgError(1, "expected 1 argument")
+	}
+	d := jsonDecoder{L: L, s: L.CheckString(1)}
+	v := d.value(d.next(), 0)
+	if tok := d.next(); d.err == "" && tok.kind != "T_END" {
+		d.fail("the end", tok)
+	}
+	if d.err != "" {
+		L.RaiseError("%s", d.err)
+	}
+	L.Push(v)
+	return 1
+}
+
+// jsonDecoder is Lua CJSON's decoder: tokens, with its error messages
+// ("Expected value but found T_END at character 1").
+type jsonDecoder struct {
+	L   *lua.LState
+	s   string
+	i   int
+	err string
+}
+
+type jsonToken struct {
+	kind string // T_STRING, T_NUMBER... or "invalid token" and the like for T_ERROR
+	at   int    // 1-based
+	val  lua.LValue
+	bad  bool
+}
+
+func (d *jsonDecoder) fail(expected string, tok jsonToken) {
+	if d.err == "" {
+		d.err = "Expected " + expected + " but found " + tok.kind + " at character " + strconv.Itoa(tok.at)
+	}
+}
+
+func (d *jsonDecoder) next() jsonToken {
+	for d.i < len(d.s) && strings.IndexByte(" \t\r\n", d.s[d.i]) >= 0 {
+		d.i++
+	}
+	at := d.i + 1
+	if d.i >= len(d.s) {
+		return jsonToken{kind: "T_END", at: at}
+	}
+	c := d.s[d.i]
+	if k, ok := map[byte]string{'{': "T_OBJ_BEGIN", '}': "T_OBJ_END", '[': "T_ARR_BEGIN", ']': "T_ARR_END", ':': "T_COLON", ',': "T_COMMA"}[c]; ok {
+		d.i++
+		return jsonToken{kind: k, at: at}
+	}
+	switch {
+	case c == '"':
+		return d.str(at)
+	case c == '-' || c >= '0' && c <= '9':
+		j := d.i
+		if c == '-' {
+			j++
+		}
+		digits := func() int {
+			k := j
+			for j < len(d.s) && d.s[j] >= '0' && d.s[j] <= '9' {
+				j++
+			}
+			return j - k
+		}
+		ok := digits() > 0
+		if j < len(d.s) && d.s[j] == '.' {
+			j++
+			ok = ok && digits() > 0
+		}
+		if j < len(d.s) && (d.s[j] == 'e' || d.s[j] == 'E') {
+			j++
+			if j < len(d.s) && (d.s[j] == '+' || d.s[j] == '-') {
+				j++
+			}
+			ok = ok && digits() > 0
+		}
+		f, err := strconv.ParseFloat(d.s[d.i:j], 64)
+		if !ok || err != nil && !math.IsInf(f, 0) {
+			return jsonToken{kind: "invalid number", at: at, bad: true}
+		}
+		d.i = j
+		return jsonToken{kind: "T_NUMBER", at: at, val: lua.LNumber(f)}
+	}
+	for word, v := range map[string]lua.LValue{"true": lua.LTrue, "false": lua.LFalse, "null": cjsonNull} {
+		if strings.HasPrefix(d.s[d.i:], word) {
+			d.i += len(word)
+			kind := "T_BOOLEAN"
+			if word == "null" {
+				kind = "T_NULL"
+			}
+			return jsonToken{kind: kind, at: at, val: v}
+		}
+	}
+	return jsonToken{kind: "invalid token", at: at, bad: true}
+}
+
+func (d *jsonDecoder) str(at int) jsonToken {
+	var b strings.Builder
+	j := d.i + 1
+	for {
+		if j >= len(d.s) {
+			return jsonToken{kind: "unexpected end of string", at: at, bad: true}
+		}
+		c := d.s[j]
+		if c == '"' {
+			break
+		}
+		if c != '\\' {
+			b.WriteByte(c)
+			j++
+			continue
+		}
+		if j+1 >= len(d.s) {
+			return jsonToken{kind: "unexpected end of string", at: at, bad: true}
+		}
+		esc := d.s[j+1]
+		if r, ok := map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}[esc]; ok {
+			b.WriteByte(r)
+			j += 2
+			continue
+		}
+		if esc != 'u' {
+			return jsonToken{kind: "invalid escape code", at: at, bad: true}
+		}
+		r, n := d.unicode(j)
+		if n == 0 {
+			return jsonToken{kind: "invalid unicode escape code", at: at, bad: true}
+		}
+		b.WriteString(string(r))
+		j += n
+	}
+	d.i = j + 1
+	return jsonToken{kind: "T_STRING", at: at, val: lua.LString(b.String())}
+}
+
+// unicode decodes \uXXXX (and a following low surrogate) at s[j:]; it
+// returns the rune and the bytes used, 0 if invalid.
+func (d *jsonDecoder) unicode(j int) (rune, int) {
+	hex := func(k int) (rune, bool) {
+		if k+6 > len(d.s) || d.s[k] != '\\' || d.s[k+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(d.s[k+2:k+6], 16, 16)
+		return rune(v), err == nil
+	}
+	r, ok := hex(j)
+	if !ok {
+		return 0, 0
+	}
+	if r >= 0xd800 && r < 0xdc00 {
+		lo, ok := hex(j + 6)
+		if !ok || lo < 0xdc00 || lo > 0xdfff {
+			return 0, 0
+		}
+		return 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00), 12
+	}
+	if r >= 0xdc00 && r <= 0xdfff || !utf8.ValidRune(r) {
+		return 0, 0
+	}
+	return r, 6
+}
+
+func (d *jsonDecoder) value(tok jsonToken, depth int) lua.LValue {
+	if d.err != "" {
+		return lua.LNil
+	}
+	switch tok.kind {
+	case "T_STRING", "T_NUMBER", "T_BOOLEAN", "T_NULL":
+		return tok.val
+	case "T_OBJ_BEGIN", "T_ARR_BEGIN":
+		depth++
+		if depth > cjsonMaxDepth {
+			d.err = "Found too many nested data structures (" + strconv.Itoa(depth) + ") at character " + strconv.Itoa(tok.at)
+			return lua.LNil
+		}
+		if tok.kind == "T_ARR_BEGIN" {
+			return d.array(depth)
+		}
+		return d.object(depth)
+	}
+	d.fail("value", tok)
+	return lua.LNil
+}
+
+func (d *jsonDecoder) array(depth int) lua.LValue {
+	t := d.L.NewTable()
+	tok := d.next()
+	if tok.kind == "T_ARR_END" {
+		return t
+	}
+	for i := 1; d.err == ""; i++ {
+		t.RawSetInt(i, d.value(tok, depth))
+		tok = d.next()
+		if tok.kind == "T_ARR_END" {
+			return t
+		}
+		if tok.kind != "T_COMMA" {
+			d.fail("comma or array end", tok)
+			break
+		}
+		tok = d.next()
+	}
+	return lua.LNil
+}
+
+func (d *jsonDecoder) object(depth int) lua.LValue {
+	t := d.L.NewTable()
+	tok := d.next()
+	if tok.kind == "T_OBJ_END" {
+		return t
+	}
+	for d.err == "" {
+		if tok.kind != "T_STRING" {
+			d.fail("object key string", tok)
+			break
+		}
+		key := tok.val
+		if tok = d.next(); tok.kind != "T_COLON" {
+			d.fail("colon", tok)
+			break
+		}
+		t.RawSet(key, d.value(d.next(), depth))
+		tok = d.next()
+		if tok.kind == "T_OBJ_END" {
+			return t
+		}
+		if tok.kind != "T_COMMA" {
+			d.fail("comma or object end", tok)
+			break
+		}
+		tok = d.next()
+	}
+	return lua.LNil
+}
+
+// The bit library (LuaBitOp): operands are numbers taken modulo 2^32
+// (rounded as LuaBitOp does), results signed 32-bit integers.
+
+func openBit(L *lua.LState) *lua.LTable {
+	t := L.NewTable()
+	fold := func(op func(a, b uint32) uint32) lua.LGFunction {
+		return func(L *lua.LState) int {
+			r := bitArg(L, 1)
+			for i := 2; i <= L.GetTop(); i++ {
+				r = op(r, bitArg(L, i))
+			}
+			return bitPush(L, r)
+		}
+	}
+	shift := func(op func(a uint32, n uint) uint32) lua.LGFunction {
+		return func(L *lua.LState) int {
+			return bitPush(L, op(bitArg(L, 1), uint(bitArg(L, 2)&31)))
+		}
+	}
+	for name, fn := range map[string]lua.LGFunction{
+		"tobit":   func(L *lua.LState) int { return bitPush(L, bitArg(L, 1)) },
+		"bnot":    func(L *lua.LState) int { return bitPush(L, ^bitArg(L, 1)) },
+		"band":    fold(func(a, b uint32) uint32 { return a & b }),
+		"bor":     fold(func(a, b uint32) uint32 { return a | b }),
+		"bxor":    fold(func(a, b uint32) uint32 { return a ^ b }),
+		"lshift":  shift(func(a uint32, n uint) uint32 { return a << n }),
+		"rshift":  shift(func(a uint32, n uint) uint32 { return a >> n }),
+		"arshift": shift(func(a uint32, n uint) uint32 { return uint32(int32(a) >> n) }),
+		"rol":     shift(func(a uint32, n uint) uint32 { return bits.RotateLeft32(a, int(n)) }),
+		"ror":     shift(func(a uint32, n uint) uint32 { return bits.RotateLeft32(a, -int(n)) }),
+		"bswap":   func(L *lua.LState) int { return bitPush(L, bits.ReverseBytes32(bitArg(L, 1))) },
+		"tohex": func(L *lua.LState) int {
+			b := bitArg(L, 1)
+			n := int32(8)
+			if L.GetTop() >= 2 {
+				n = int32(bitArg(L, 2))
+			}
+			digits := "0123456789abcdef"
+			if n < 0 {
+				n, digits = -n, "0123456789ABCDEF"
+			}
+			n = min(n, 8)
+			buf := make([]byte, n)
+			for i := n - 1; i >= 0; i-- {
+				buf[i] = digits[b&15]
+				b >>= 4
+			}
+			L.Push(lua.LString(buf))
+			return 1
+		},
+	} {
+		t.RawSetString(name, L.NewFunction(fn))
+	}
+	return t
+}
+
+// bitArg is LuaBitOp's conversion: add 2^52+2^51 and keep the low 32 bits
+// of the double, which rounds to the nearest integer modulo 2^32.
+func bitArg(L *lua.LState, i int) uint32 {
+	f := float64(L.CheckNumber(i))
+	return uint32(math.Float64bits(f + 6755399441055744.0))
+}
+
+func bitPush(L *lua.LState, b uint32) int {
+	L.Push(lua.LNumber(int32(b)))
+	return 1
+}
