@@ -29,24 +29,31 @@ import (
 func init() {
 	scriptCats := []string{"slow", "scripting"}
 	const evalFlags = NoScript | Stale | SkipMonitor | NoMandatoryKeys | Script
-	evalSpec := func(ro bool) []KeySpec {
+	// EVAL's key spec has a note, EVALSHA's the same spec without it.
+	evalSpec := func(ro, notes bool) []KeySpec {
+		spec := KeySpec{Flags: []string{"RW", "access", "update"}, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}
+		note := "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
 		if ro {
-			return []KeySpec{{Flags: []string{"RO", "access"}, Notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS flags", Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}
+			spec.Flags = []string{"RO", "access"}
+			note = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
 		}
-		return []KeySpec{{Flags: []string{"RW", "access", "update"}, Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE flags", Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}
+		if notes {
+			spec.Notes = note
+		}
+		return []KeySpec{spec}
 	}
 	sub := func(name string, arity int, flags Flags, summary string, tips ...string) *Command {
 		return &Command{Name: name, Arity: arity, Flags: flags, Categories: scriptCats, Since: "2.6.0", Group: "scripting", Summary: summary, Tips: tips}
 	}
 	register(
 		&Command{Name: "eval", Arity: -3, Flags: evalFlags, Categories: scriptCats, Since: "2.6.0", Group: "scripting", Summary: "Execute a Lua script server side",
-			KeySpecs: evalSpec(false), Run: func(c *Ctx) { cmdEval(c, false) }},
+			KeySpecs: evalSpec(false, true), Run: func(c *Ctx) { cmdEval(c, false) }},
 		&Command{Name: "evalsha", Arity: -3, Flags: evalFlags, Categories: scriptCats, Since: "2.6.0", Group: "scripting", Summary: "Execute a Lua script server side",
-			KeySpecs: evalSpec(false), Run: cmdEvalShaMissing},
+			KeySpecs: evalSpec(false, false), Run: cmdEvalShaMissing},
 		&Command{Name: "eval_ro", Arity: -3, Flags: ReadOnly | evalFlags, Categories: scriptCats, Since: "7.0.0", Group: "scripting", Summary: "Execute a read-only Lua script server side",
-			KeySpecs: evalSpec(true), Run: func(c *Ctx) { cmdEval(c, true) }},
+			KeySpecs: evalSpec(true, true), Run: func(c *Ctx) { cmdEval(c, true) }},
 		&Command{Name: "evalsha_ro", Arity: -3, Flags: ReadOnly | evalFlags, Categories: scriptCats, Since: "7.0.0", Group: "scripting", Summary: "Execute a read-only Lua script server side",
-			KeySpecs: evalSpec(true), Run: cmdEvalShaMissing},
+			KeySpecs: evalSpec(true, false), Run: cmdEvalShaMissing},
 		&Command{Name: "script", Arity: -2, Categories: []string{"slow"}, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands", Run: cmdScript,
 			Subcommands: []*Command{
 				sub("script|debug", 3, NoScript, "Set the debug mode for executed scripts."),
@@ -146,7 +153,7 @@ func PrepareScript(argv [][]byte) ([][]byte, string) {
 		}
 		out := make([][]byte, len(argv))
 		copy(out, argv)
-		out[0] = []byte(strings.TrimSuffix(name, "sha") + strings.TrimPrefix(name, "evalsha"))
+		out[0] = []byte(strings.Replace(name, "evalsha", "eval", 1))
 		out[1] = s.body
 		argv = out
 	}
