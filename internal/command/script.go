@@ -71,6 +71,9 @@ type script struct {
 	sha   string
 	body  []byte
 	proto *lua.FunctionProto
+	// From a "#!lua flags=..." first line: shebang says there is one,
+	// noWrites that the script may not write (it then runs as a read).
+	shebang, noWrites bool
 }
 
 // scripts is the script cache: SCRIPT LOAD and EVAL add to it, SCRIPT
@@ -98,7 +101,15 @@ func loadScript(body []byte) (*script, string) {
 	if s != nil {
 		return s, ""
 	}
-	chunk, err := parse.Parse(strings.NewReader(string(body)), "user_script")
+	shebang, noWrites, msg := parseShebang(body)
+	if msg != "" {
+		return nil, msg
+	}
+	src := string(body)
+	if shebang { // the first line becomes a comment: line numbers stay
+		src = "--" + src[2:]
+	}
+	chunk, err := parse.Parse(strings.NewReader(src), "user_script")
 	if err != nil {
 		return nil, "ERR Error compiling script (new function): " + compileError(err, body)
 	}
@@ -106,11 +117,42 @@ func loadScript(body []byte) (*script, string) {
 	if err != nil {
 		return nil, "ERR Error compiling script (new function): user_script: " + err.Error()
 	}
-	s = &script{sha: sha, body: append([]byte(nil), body...), proto: proto}
+	s = &script{sha: sha, body: append([]byte(nil), body...), proto: proto, shebang: shebang, noWrites: noWrites}
 	scripts.Lock()
 	scripts.m[sha] = s
 	scripts.Unlock()
 	return s, ""
+}
+
+// parseShebang reads Redis 7's "#!lua flags=no-writes,..." first line.
+func parseShebang(body []byte) (shebang, noWrites bool, msg string) {
+	if !strings.HasPrefix(string(body), "#!") {
+		return false, false, ""
+	}
+	line, _, _ := strings.Cut(string(body), "\n")
+	parts := strings.Split(line, " ")
+	if parts[0] != "#!lua" {
+		return true, false, "ERR Unexpected engine in script shebang: " + parts[0]
+	}
+	for _, p := range parts[1:] {
+		if p == "" {
+			continue
+		}
+		flags, ok := strings.CutPrefix(p, "flags=")
+		if !ok {
+			return true, false, "ERR Unknown lua shebang option: " + p
+		}
+		for _, f := range strings.Split(flags, ",") {
+			switch f {
+			case "no-writes":
+				noWrites = true
+			case "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys", "":
+			default:
+				return true, false, "ERR Unexpected flag in script shebang: " + f
+			}
+		}
+	}
+	return true, noWrites, ""
 }
 
 // compileError formats a parse error as Lua's "user_script:LINE: message
@@ -143,13 +185,14 @@ const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
 // read-only forms before running or proposing them: EVALSHA becomes EVAL
 // carrying the cached body, so that the record is self-contained, and the
 // checks that need no data (number of keys, compilation) are answered
-// without a record. It returns the command to run, or an error reply.
-func PrepareScript(argv [][]byte) ([][]byte, string) {
+// without a record. It returns the command to run and whether it only
+// reads (EVAL_RO, or a script flagged no-writes), or an error reply.
+func PrepareScript(argv [][]byte) (out [][]byte, read bool, msg string) {
 	name := strings.ToLower(string(argv[0]))
 	if name == "evalsha" || name == "evalsha_ro" {
 		s := lookupScript(argv[1])
 		if s == nil {
-			return nil, errNoScript
+			return nil, false, errNoScript
 		}
 		out := make([][]byte, len(argv))
 		copy(out, argv)
@@ -158,12 +201,26 @@ func PrepareScript(argv [][]byte) ([][]byte, string) {
 		argv = out
 	}
 	if _, _, msg := scriptKeys(argv); msg != "" {
-		return nil, msg
+		return nil, false, msg
 	}
-	if _, msg := loadScript(argv[1]); msg != "" {
-		return nil, msg
+	s, msg := loadScript(argv[1])
+	if msg != "" {
+		return nil, false, msg
 	}
-	return argv, ""
+	ro := strings.HasSuffix(strings.ToLower(string(argv[0])), "_ro")
+	if msg := roCheck(s, ro); msg != "" {
+		return nil, false, msg
+	}
+	return argv, ro || s.noWrites, ""
+}
+
+// roCheck refuses a script with a shebang but without no-writes in
+// EVAL_RO, as Redis does.
+func roCheck(s *script, ro bool) string {
+	if ro && s.shebang && !s.noWrites {
+		return "ERR Can not execute a script with write flag using *_ro command."
+	}
+	return ""
 }
 
 // ResolveQueued rewrites the EVALSHA commands of a MULTI block into EVAL
@@ -181,7 +238,7 @@ func ResolveQueued(cmds [][][]byte) [][][]byte {
 		case name == "script" && len(argv) >= 2 && strings.EqualFold(string(argv[1]), "flush"):
 			flushScripts()
 		case (name == "evalsha" || name == "evalsha_ro") && len(argv) >= 3:
-			if rewritten, msg := PrepareScript(argv); msg == "" {
+			if rewritten, _, msg := PrepareScript(argv); msg == "" {
 				if out == nil {
 					out = append([][][]byte(nil), cmds...)
 				}
@@ -225,12 +282,15 @@ func cmdEval(c *Ctx, readOnly bool) {
 		return
 	}
 	s, msg := loadScript(c.Args[1])
+	if msg == "" {
+		msg = roCheck(s, readOnly)
+	}
 	if msg != "" {
 		c.W.Error(msg)
 		return
 	}
 	e := getEnv()
-	e.run(c, s, keys, args, readOnly || !c.Tx.Writable())
+	e.run(c, s, keys, args, readOnly || s.noWrites || !c.Tx.Writable())
 	putEnv(e)
 }
 

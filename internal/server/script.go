@@ -8,15 +8,16 @@ import (
 // script runs EVAL, EVALSHA and their read-only forms. EVALSHA becomes
 // EVAL with the cached body here, so the record is self-contained. EVAL
 // is proposed as one record and runs in the apply loop; the read-only
-// forms run on a snapshot of applied state, like any read.
+// forms, and scripts flagged no-writes, run on a snapshot of applied state,
+// like any read.
 func (c *Client) script(argv [][]byte, now int64) {
-	argv, msg := command.PrepareScript(argv)
+	argv, read, msg := command.PrepareScript(argv)
 	if msg != "" {
 		c.reply().Error(msg)
 		return
 	}
 	cmd := command.Lookup(argv[0])
-	if cmd.Flags&command.ReadOnly != 0 {
+	if read {
 		w := c.reply()
 		tx := c.srv.st.ReadTx(c.db, now, true)
 		defer tx.Close()

@@ -325,6 +325,27 @@ func TestScripting(t *testing.T) {
 		`)
 	})
 
+	t.Run("Shebang", func(t *testing.T) {
+		d := p.diff(t)
+		for _, c := range [][]string{
+			{"EVAL", "#!lua flags=no-writes\nreturn redis.call('set','a','b')", "0"},
+			{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get','a')", "0"},
+			{"EVAL", "#!lua\nreturn 1", "0"},
+			{"EVAL", "#!lua flags=bad\nreturn 1", "0"},
+			{"EVAL", "#!js\nreturn 1", "0"},
+			{"EVAL", "#!lua name=x\nreturn 1", "0"},
+			{"EVAL", "#!lua flags=no-writes,allow-stale,no-cluster,allow-oom,allow-cross-slot-keys\nreturn 1", "0"},
+			{"EVAL", "#!lua\nerror('x')", "0"},
+			{"EVAL_RO", "#!lua\nreturn redis.call('set','a','b')", "0"},
+			{"EVAL_RO", "#!lua flags=no-writes\nreturn redis.call('get','a')", "0"},
+			{"EVAL", "#!lua\nreturn redis.call('set',KEYS[1],'b')", "1", "a"},
+			{"SCRIPT", "LOAD", "#!lua flags=bad\nreturn 1"},
+			{"GET", "a"},
+		} {
+			d.Do(c...)
+		}
+	})
+
 	t.Run("Command", func(t *testing.T) {
 		d := p.diff(t)
 		d.Run(`
