@@ -27,11 +27,14 @@ return redis.call('SCARD', KEYS[2])`
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sh, err := shard.New(st, command.Apply, shard.FsyncNo)
+	raftDir := t.TempDir()
+	sh, err := shard.New(st, command.Apply, shard.Config{RaftDir: raftDir, Fsync: shard.FsyncNo})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh.LogRetain = 0
+	if !sh.WaitLeader(5 * time.Second) {
+		t.Fatal("no leader")
+	}
 	var props []*shard.Proposal
 	for i := range 300 {
 		k := strconv.Itoa(i % 7)
@@ -51,12 +54,7 @@ return redis.call('SCARD', KEYS[2])`
 	sh.Close()
 
 	var recs []*shard.Record
-	err = st.ReadLog(0, func(index uint64, data []byte) error {
-		rec, err := shard.Unmarshal(append([]byte(nil), data...))
-		if err != nil {
-			return err
-		}
-		rec.Index = index
+	err = shard.ReadLog(raftDir, func(rec *shard.Record) error {
 		recs = append(recs, rec)
 		return nil
 	})
