@@ -95,8 +95,8 @@ func newEnv() *luaEnv {
 	}
 	e.globals.RawSetString("_VERSION", lua.LString("Lua 5.1"))
 	e.setFuncs(e.globals, map[string]lua.LGFunction{
-		"pcall": e.pcall, "error": luaErrorFn, "rawset": e.rawset,
-		"setmetatable": e.setmetatable, "tostring": luaTostring(opened.RawGetString("tostring")),
+		"pcall": e.pcall, "error": luaErrorFn, "rawset": e.guard(opened.RawGetString("rawset")),
+		"setmetatable": e.guard(opened.RawGetString("setmetatable")), "tostring": luaTostring(opened.RawGetString("tostring")),
 	})
 	math := opened.RawGetString("math").(*lua.LTable)
 	e.setFuncs(math, map[string]lua.LGFunction{"random": e.random, "randomseed": e.randomseed})
@@ -118,6 +118,11 @@ func newEnv() *luaEnv {
 	}))
 	L.SetMetatable(e.globals, strict)
 	e.proxy = e.protect(e.globals)
+	// String methods ("x"):upper() read the string library through its
+	// proxy too, and the metatable itself is hidden.
+	smt := L.GetMetatable(lua.LString("")).(*lua.LTable)
+	smt.RawSetString("__index", e.globals.RawGetString("string"))
+	smt.RawSetString("__metatable", lua.LFalse)
 	e.globals.RawSetString("_G", e.proxy)
 	L.G.Global, L.Env = e.proxy, e.proxy // what loadstring'd code sees
 	e.handler = L.NewFunction(e.onError)
@@ -141,35 +146,27 @@ func (e *luaEnv) protect(t *lua.LTable) *lua.LTable {
 		L.RaiseError(errReadonly)
 		return 0
 	}))
+	mt.RawSetString("__metatable", lua.LFalse) // getmetatable can't reach t
 	e.L.SetMetatable(proxy, mt)
 	e.protected[proxy] = true
 	return proxy
 }
 
-// rawset and setmetatable refuse protected tables; Lua raises that error
-// from inside the C function, so it carries no position.
-func (e *luaEnv) rawset(L *lua.LState) int {
-	t := L.CheckTable(1)
-	if e.protected[t] {
-		L.Error(lua.LString(errReadonly), 0)
+// guard wraps rawset or setmetatable so that they refuse protected
+// tables; Lua raises that error from inside the C function, so it carries
+// no position.
+// Both return their table, as in Lua 5.1 (gopher-lua's rawset returns
+// nothing).
+func (e *luaEnv) guard(orig lua.LValue) lua.LGFunction {
+	fn := orig.(*lua.LFunction).GFunction
+	return func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && e.protected[t] {
+			L.Error(lua.LString(errReadonly), 0)
+		}
+		fn(L)
+		L.Push(L.Get(1))
+		return 1
 	}
-	L.RawSet(t, L.CheckAny(2), L.CheckAny(3))
-	L.SetTop(1)
-	return 1
-}
-
-func (e *luaEnv) setmetatable(L *lua.LState) int {
-	if t, ok := L.Get(1).(*lua.LTable); ok && e.protected[t] {
-		L.Error(lua.LString(errReadonly), 0)
-	}
-	t := L.CheckTable(1)
-	mt := L.Get(2)
-	if _, ok := mt.(*lua.LTable); !ok && mt != lua.LNil {
-		L.ArgError(2, "nil or table expected")
-	}
-	L.SetMetatable(t, mt)
-	L.SetTop(1)
-	return 1
 }
 
 // luaErrorFn is Lua 5.1's error: a number message gets the position too,

@@ -191,6 +191,12 @@ func TestScripting(t *testing.T) {
 			EVAL 'return string.rep("ab", 3)' 0
 			EVAL 'return table.concat({1, 2, 3}, ",")' 0
 			EVAL 'return math.floor(3.7)' 0
+			EVAL 'return ("abc"):upper()' 0
+			EVAL 'local ok = pcall(function() getmetatable("").__index.upper = nil end); return {ok, ("x"):upper()}' 0
+			EVAL 'local ok = pcall(function() rawset(_G, "x", 1) end); return ok' 0
+			EVAL 'local ok = pcall(function() rawset(string, "x", 1) end); return ok' 0
+			EVAL 'local t = setmetatable({}, {__index = function(t, k) return k .. "!" end}); return t.hi' 0
+			EVAL 'return rawset({}, "a", 1).a' 0
 			EVAL 'return math.random() < 1' 0
 			EVAL 'local r = math.random(10); return r >= 1 and r <= 10' 0
 			EVAL 'local r = math.random(5, 6); return r >= 5 and r <= 6' 0
