@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -45,6 +46,7 @@ type luaEnv struct {
 	resp     int
 	calls    uint64
 	errLine  int
+	addrs    map[lua.LValue]int // what tostring shows for tables and functions
 }
 
 var envPool struct {
@@ -88,7 +90,7 @@ func newEnv() *luaEnv {
 		L.Call(1, 0)
 	}
 	pcg := rand.NewPCG(0, 0)
-	e := &luaEnv{L: L, globals: L.NewTable(), protected: map[*lua.LTable]bool{}, pcg: pcg, rng: rand.New(pcg), w: resp.NewWriter(2)}
+	e := &luaEnv{L: L, globals: L.NewTable(), protected: map[*lua.LTable]bool{}, addrs: map[lua.LValue]int{}, pcg: pcg, rng: rand.New(pcg), w: resp.NewWriter(2)}
 	opened := L.G.Global
 	for _, name := range baseAllowed {
 		e.globals.RawSetString(name, opened.RawGetString(name))
@@ -96,7 +98,9 @@ func newEnv() *luaEnv {
 	e.globals.RawSetString("_VERSION", lua.LString("Lua 5.1"))
 	e.setFuncs(e.globals, map[string]lua.LGFunction{
 		"pcall": e.pcall, "error": luaErrorFn, "rawset": e.guard(opened.RawGetString("rawset")),
-		"setmetatable": e.guard(opened.RawGetString("setmetatable")), "tostring": luaTostring(opened.RawGetString("tostring")),
+		"setmetatable": e.guard(opened.RawGetString("setmetatable")), "tostring": e.tostring(opened.RawGetString("tostring")),
+		// The memory count differs from node to node: scripts see 0.
+		"collectgarbage": func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 },
 	})
 	math := opened.RawGetString("math").(*lua.LTable)
 	e.setFuncs(math, map[string]lua.LGFunction{"random": e.random, "randomseed": e.randomseed})
@@ -180,14 +184,27 @@ func luaErrorFn(L *lua.LState) int {
 	return 0
 }
 
-// luaTostring formats numbers as Lua 5.1 does ("%.14g"); gopher-lua
-// prints them in full. Concatenation still uses gopher-lua's format.
-func luaTostring(orig lua.LValue) lua.LGFunction {
+// tostring formats numbers as Lua 5.1 does ("%.14g"); gopher-lua prints
+// them in full (concatenation still does). Tables, functions and the like
+// print a number counted within the run instead of their address, so that
+// a script storing one gives the same data on every replica and replay.
+func (e *luaEnv) tostring(orig lua.LValue) lua.LGFunction {
 	fn := orig.(*lua.LFunction)
 	return func(L *lua.LState) int {
-		if n, ok := L.Get(1).(lua.LNumber); ok {
-			L.Push(lua.LString(fmtNum14(float64(n))))
+		switch v := L.Get(1).(type) {
+		case lua.LNumber:
+			L.Push(lua.LString(fmtNum14(float64(v))))
 			return 1
+		case *lua.LTable, *lua.LFunction, *lua.LUserData, *lua.LState:
+			if L.GetMetaField(v, "__tostring") == lua.LNil {
+				n, ok := e.addrs[v]
+				if !ok {
+					n = len(e.addrs) + 1
+					e.addrs[v] = n
+				}
+				L.Push(lua.LString(fmt.Sprintf("%s: 0x%08x", v.Type(), n)))
+				return 1
+			}
 		}
 		return fn.GFunction(L)
 	}
@@ -266,6 +283,7 @@ func (e *luaEnv) randomseed(L *lua.LState) int {
 // run runs script s for c and writes its reply (or error) to c.W.
 func (e *luaEnv) run(c *Ctx, s *script, keys, args [][]byte, readOnly bool) {
 	e.c, e.sha, e.readOnly, e.resp, e.calls, e.errLine = c, s.sha, readOnly, 2, 0, -1
+	clear(e.addrs)
 	db := c.Tx.DB
 	defer func() {
 		c.Tx.DB = db // SELECT inside a script doesn't change the caller's

@@ -10,9 +10,10 @@ import (
 	"basalt/internal/store"
 )
 
-// TestScriptReplay runs scripts that use math.random, TIME and SPOP
-// through a live shard, then replays the log on an empty store: the
-// scripts see the record's seed and clock, so both stores are the same.
+// TestScriptReplay runs scripts that use math.random, TIME, SPOP and
+// tostring of a table through a live shard, then replays the log on an
+// empty store: the scripts see the record's seed and clock, so both stores
+// are the same.
 func TestScriptReplay(t *testing.T) {
 	const body = `
 local t = redis.call('TIME')
@@ -20,6 +21,7 @@ redis.call('SET', KEYS[1], t[1] .. ':' .. t[2] .. ':' .. math.random(1000000))
 redis.call('SADD', KEYS[2], math.random(100), math.random(100), math.random(100))
 redis.call('SPOP', KEYS[2])
 redis.call('HSET', KEYS[3], tostring(math.random()), ARGV[1])
+redis.call('SET', KEYS[1] .. ':t', tostring({}) .. tostring(pcall) .. collectgarbage('count'))
 if math.random() < 0.2 then redis.call('DEL', KEYS[1]) end
 return redis.call('SCARD', KEYS[2])`
 	st, err := store.Open(t.TempDir(), store.Options{Databases: 4})
