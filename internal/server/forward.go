@@ -56,6 +56,9 @@ func (c *Client) mustForward(cmd *command.Command) bool {
 	}
 	// A READONLY client reads here, unless it is inside MULTI.
 	readOnly := cmd != nil && !cmd.IsWrite() && cmd.Flags&(command.Conn|command.Blocking) == 0
+	if cmd != nil && cmd.Flags&command.Script != 0 { // EVAL may write, EVAL_RO may not
+		readOnly = cmd.Flags&command.ReadOnly != 0
+	}
 	if c.readonly && readOnly && !c.upMulti {
 		return false
 	}
