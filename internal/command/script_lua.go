@@ -47,6 +47,7 @@ type luaEnv struct {
 	calls    uint64
 	errLine  int
 	addrs    map[lua.LValue]int // what tostring shows for tables and functions
+	sub      Ctx                // of the command redis.call runs
 }
 
 var envPool struct {
@@ -596,7 +597,8 @@ func (e *luaEnv) exec(argv [][]byte) string {
 		return ""
 	}
 	c := e.c
-	cmd.Run(&Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec})
+	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec}
+	cmd.Run(&e.sub)
 	e.calls++
 	return ""
 }
@@ -639,19 +641,20 @@ func parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int) {
 		if n < 0 {
 			return lua.LFalse, next
 		}
-		arr := L.CreateTable(n, 0)
-		set := L.CreateTable(0, n)
-		for j := 1; j <= n; j++ {
-			var v lua.LValue
-			v, next = parseReply(L, b, next)
-			if b[i] == '~' {
-				set.RawSet(v, lua.LTrue)
-			} else {
+		if b[i] != '~' {
+			arr := L.CreateTable(n, 0)
+			for j := 1; j <= n; j++ {
+				var v lua.LValue
+				v, next = parseReply(L, b, next)
 				arr.RawSetInt(j, v)
 			}
-		}
-		if b[i] != '~' {
 			return arr, next
+		}
+		set := L.CreateTable(0, n)
+		for range n {
+			var v lua.LValue
+			v, next = parseReply(L, b, next)
+			set.RawSet(v, lua.LTrue)
 		}
 		t := L.CreateTable(0, 1)
 		t.RawSetString("set", set)
