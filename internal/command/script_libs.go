@@ -10,11 +10,12 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// The cjson and bit libraries of Redis's Lua, written here: the gopher-lua
-// modules around (gopher-json and the like) are built on encoding/json and
-// differ from Lua CJSON where scripts can see it — '/' escaped as "\/",
-// numbers as "%.14g", cjson.null, sparse-array and nesting checks and
-// their error messages — and no maintained module provides LuaBitOp.
+// The cjson, cmsgpack and bit libraries of Redis's Lua, written here: the
+// gopher-lua modules around (gopher-json and the like) are built on
+// encoding/json and differ from Lua CJSON where scripts can see it — '/'
+// escaped as "\/", numbers as "%.14g", cjson.null, sparse-array and nesting
+// checks and their error messages — and no maintained module provides
+// lua-cmsgpack's encoding choices or LuaBitOp.
 
 // cjsonNull is cjson.null, a light userdata in Lua CJSON; it converts to a
 // nil reply.
@@ -30,9 +31,15 @@ func openCjson(L *lua.LState) *lua.LTable {
 
 const cjsonMaxDepth = 1000
 
+// argError raises Lua 5.1's "bad argument" error (gopher-lua's ArgError
+// words it differently).
+func argError(L *lua.LState, n int, fn, msg string) {
+	L.RaiseError("bad argument #%d to '%s' (%s)", n, fn, msg)
+}
+
 func cjsonEncode(L *lua.LState) int {
 	if L.GetTop() != 1 {
-		L.ArgError(1, "expected 1 argument")
+		argError(L, 1, "encode", "expected 1 argument")
 	}
 	var b strings.Builder
 	if msg := jsonEncode(&b, L.Get(1), 0); msg != "" {
@@ -162,7 +169,7 @@ func jsonString(b *strings.Builder, s string) {
 
 func cjsonDecode(L *lua.LState) int {
 	if L.GetTop() != 1 {
-		L.ArgError(1, "expected 1 argument")
+		argError(L, 1, "decode", "expected 1 argument")
 	}
 	d := jsonDecoder{L: L, s: L.CheckString(1)}
 	v := d.value(d.next(), 0)
@@ -463,4 +470,290 @@ func bitArg(L *lua.LState, i int) uint32 {
 func bitPush(L *lua.LState, b uint32) int {
 	L.Push(lua.LNumber(int32(b)))
 	return 1
+}
+
+// The cmsgpack library (lua-cmsgpack, as Redis ships it): pack encodes
+// its arguments one after the other, unpack decodes every value. Integral
+// numbers take the smallest integer form, others float32 when exact, else
+// float64; a table is an array when its keys are 1..n without holes.
+
+const msgpackMaxNesting = 16
+
+func openCmsgpack(L *lua.LState) *lua.LTable {
+	t := L.NewTable()
+	t.RawSetString("pack", L.NewFunction(msgpackPack))
+	t.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int { return msgpackUnpack(L, L.CheckString(1), 0, 0) }))
+	t.RawSetString("unpack_one", L.NewFunction(func(L *lua.LState) int {
+		return msgpackUnpack(L, L.CheckString(1), 1, L.OptInt(2, 0))
+	}))
+	t.RawSetString("unpack_limit", L.NewFunction(func(L *lua.LState) int {
+		return msgpackUnpack(L, L.CheckString(1), L.CheckInt(2), L.OptInt(3, 0))
+	}))
+	return t
+}
+
+func msgpackPack(L *lua.LState) int {
+	n := L.GetTop()
+	if n == 0 {
+		argError(L, 0, "pack", "MessagePack pack needs input.")
+	}
+	var b []byte
+	for i := 1; i <= n; i++ {
+		b = msgpackEncode(b, L.Get(i), 0)
+	}
+	L.Push(lua.LString(b))
+	return 1
+}
+
+func msgpackEncode(b []byte, v lua.LValue, depth int) []byte {
+	switch v := v.(type) {
+	case lua.LBool:
+		if v {
+			return append(b, 0xc3)
+		}
+		return append(b, 0xc2)
+	case lua.LString:
+		return msgpackString(b, string(v))
+	case lua.LNumber:
+		return msgpackNumber(b, float64(v))
+	case *lua.LTable:
+		if depth >= msgpackMaxNesting {
+			return append(b, 0xc0)
+		}
+		return msgpackTable(b, v, depth+1)
+	}
+	return append(b, 0xc0)
+}
+
+func msgpackString(b []byte, s string) []byte {
+	n := len(s)
+	switch {
+	case n < 32:
+		b = append(b, 0xa0|byte(n))
+	case n < 256:
+		b = append(b, 0xd9, byte(n))
+	case n < 65536:
+		b = append(b, 0xda, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, s...)
+}
+
+func msgpackNumber(b []byte, f float64) []byte {
+	if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<64 && !math.IsInf(f, 0) {
+		if f >= 0 {
+			u := uint64(f)
+			switch {
+			case u < 128:
+				return append(b, byte(u))
+			case u < 256:
+				return append(b, 0xcc, byte(u))
+			case u < 65536:
+				return append(b, 0xcd, byte(u>>8), byte(u))
+			case u < 1<<32:
+				return append(b, 0xce, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
+			}
+			if f < 1<<63 {
+				return binary64(append(b, 0xcf), u)
+			}
+		} else {
+			i := int64(f)
+			switch {
+			case i >= -32:
+				return append(b, byte(i))
+			case i >= -128:
+				return append(b, 0xd0, byte(i))
+			case i >= -32768:
+				return append(b, 0xd1, byte(i>>8), byte(i))
+			case i >= -(1 << 31):
+				return append(b, 0xd2, byte(i>>24), byte(i>>16), byte(i>>8), byte(i))
+			}
+			return binary64(append(b, 0xd3), uint64(i))
+		}
+	}
+	if float64(float32(f)) == f || math.IsNaN(f) {
+		u := math.Float32bits(float32(f))
+		return append(b, 0xca, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
+	}
+	return binary64(append(b, 0xcb), math.Float64bits(f))
+}
+
+func binary64(b []byte, u uint64) []byte {
+	return append(b, byte(u>>56), byte(u>>48), byte(u>>40), byte(u>>32), byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
+}
+
+func msgpackTable(b []byte, t *lua.LTable, depth int) []byte {
+	pairs := tablePairs(t)
+	n := len(pairs) / 2
+	maxIdx, array := 0, true
+	for i := 0; i < len(pairs); i += 2 {
+		k, ok := pairs[i].(lua.LNumber)
+		if !ok || float64(k) != math.Trunc(float64(k)) || k < 1 {
+			array = false
+			break
+		}
+		maxIdx = max(maxIdx, int(k))
+	}
+	if array && maxIdx == n {
+		b = msgpackHeader(b, n, 0x90, 0xdc, 0xdd)
+		for i := 1; i <= n; i++ {
+			b = msgpackEncode(b, t.RawGetInt(i), depth)
+		}
+		return b
+	}
+	b = msgpackHeader(b, n, 0x80, 0xde, 0xdf)
+	for i := 0; i < len(pairs); i += 2 {
+		b = msgpackEncode(b, pairs[i], depth)
+		b = msgpackEncode(b, pairs[i+1], depth)
+	}
+	return b
+}
+
+func msgpackHeader(b []byte, n int, fix, c16, c32 byte) []byte {
+	switch {
+	case n < 16:
+		return append(b, fix|byte(n))
+	case n < 65536:
+		return append(b, c16, byte(n>>8), byte(n))
+	}
+	return append(b, c32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+// msgpackUnpack decodes up to limit values (0: all) from s[offset:]. With
+// a limit, it first returns the offset of what is left, or -1.
+func msgpackUnpack(L *lua.LState, s string, limit, offset int) int {
+	if offset < 0 || offset > len(s) {
+		L.ArgError(2, "offset must be within the string")
+	}
+	d := msgpackDecoder{L: L, s: s, i: offset}
+	var vals []lua.LValue
+	for d.i < len(s) && (limit == 0 || len(vals) < limit) {
+		vals = append(vals, d.value())
+		if d.err != "" {
+			L.RaiseError("%s", d.err)
+		}
+	}
+	if limit > 0 {
+		next := d.i
+		if next >= len(s) {
+			next = -1
+		}
+		L.Push(lua.LNumber(next))
+	}
+	for _, v := range vals {
+		L.Push(v)
+	}
+	if limit > 0 {
+		return len(vals) + 1
+	}
+	return len(vals)
+}
+
+type msgpackDecoder struct {
+	L   *lua.LState
+	s   string
+	i   int
+	err string
+}
+
+// take returns the next n bytes, or sets the error.
+func (d *msgpackDecoder) take(n int) string {
+	if d.err != "" || d.i+n > len(d.s) {
+		if d.err == "" {
+			d.err = "Missing bytes in input."
+		}
+		return ""
+	}
+	out := d.s[d.i : d.i+n]
+	d.i += n
+	return out
+}
+
+func (d *msgpackDecoder) uint(n int) uint64 {
+	var u uint64
+	for _, c := range []byte(d.take(n)) {
+		u = u<<8 | uint64(c)
+	}
+	return u
+}
+
+func (d *msgpackDecoder) value() lua.LValue {
+	t := d.take(1)
+	if t == "" {
+		return lua.LNil
+	}
+	c := t[0]
+	switch {
+	case c < 0x80:
+		return lua.LNumber(c)
+	case c >= 0xe0:
+		return lua.LNumber(int8(c))
+	case c&0xf0 == 0x80:
+		return d.table(int(c&0x0f), true)
+	case c&0xf0 == 0x90:
+		return d.table(int(c&0x0f), false)
+	case c&0xe0 == 0xa0:
+		return lua.LString(d.take(int(c & 0x1f)))
+	}
+	switch c {
+	case 0xc0:
+		return lua.LNil
+	case 0xc2:
+		return lua.LFalse
+	case 0xc3:
+		return lua.LTrue
+	case 0xca:
+		return lua.LNumber(math.Float32frombits(uint32(d.uint(4))))
+	case 0xcb:
+		return lua.LNumber(math.Float64frombits(d.uint(8)))
+	case 0xcc, 0xcd, 0xce, 0xcf:
+		return lua.LNumber(d.uint(1 << (c - 0xcc)))
+	case 0xd0:
+		return lua.LNumber(int8(d.uint(1)))
+	case 0xd1:
+		return lua.LNumber(int16(d.uint(2)))
+	case 0xd2:
+		return lua.LNumber(int32(d.uint(4)))
+	case 0xd3:
+		return lua.LNumber(int64(d.uint(8)))
+	case 0xd9, 0xc4:
+		return lua.LString(d.take(int(d.uint(1))))
+	case 0xda, 0xc5:
+		return lua.LString(d.take(int(d.uint(2))))
+	case 0xdb, 0xc6:
+		return lua.LString(d.take(int(d.uint(4))))
+	case 0xdc:
+		return d.table(int(d.uint(2)), false)
+	case 0xdd:
+		return d.table(int(d.uint(4)), false)
+	case 0xde:
+		return d.table(int(d.uint(2)), true)
+	case 0xdf:
+		return d.table(int(d.uint(4)), true)
+	}
+	if d.err == "" {
+		d.err = "Bad data format in input."
+	}
+	return lua.LNil
+}
+
+func (d *msgpackDecoder) table(n int, isMap bool) lua.LValue {
+	if n > len(d.s)-d.i { // each element takes a byte at least
+		d.err = "Missing bytes in input."
+		return lua.LNil
+	}
+	t := d.L.CreateTable(0, 0)
+	for i := 1; i <= n && d.err == ""; i++ {
+		if !isMap {
+			t.RawSetInt(i, d.value())
+			continue
+		}
+		k := d.value()
+		v := d.value()
+		if k != lua.LNil {
+			t.RawSet(k, v)
+		}
+	}
+	return t
 }

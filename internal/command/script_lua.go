@@ -107,8 +107,9 @@ func newEnv() *luaEnv {
 	e.setFuncs(math, map[string]lua.LGFunction{"random": e.random, "randomseed": e.randomseed})
 	e.globals.RawSetString("cjson", openCjson(L))
 	e.globals.RawSetString("bit", openBit(L))
+	e.globals.RawSetString("cmsgpack", openCmsgpack(L))
 	e.globals.RawSetString("redis", e.openRedis())
-	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "redis"} {
+	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "cmsgpack", "redis"} {
 		lib := opened.RawGetString(name)
 		if lib == lua.LNil {
 			lib = e.globals.RawGetString(name)

@@ -179,7 +179,7 @@ func TestScripting(t *testing.T) {
 			EVAL 'local t = {}; t.x = 1; return t.x' 0
 			EVAL 'return loadstring("return 1")()' 0
 			EVAL 'return type(loadstring)' 0
-			EVAL 'return {type(cjson), type(bit), type(math), type(string), type(table), type(coroutine)}' 0
+			EVAL 'return {type(cjson), type(bit), type(math), type(string), type(table), type(coroutine), type(cmsgpack)}' 0
 			EVAL 'return {type(pcall), type(xpcall), type(unpack), type(select), type(tonumber), type(next)}' 0
 			EVAL 'return tostring(0.1+0.2)' 0
 			EVAL 'return tostring(1/3)' 0
@@ -232,7 +232,21 @@ func TestScripting(t *testing.T) {
 			EVAL 'return cjson.decode("{\"a\" 1}")' 0
 			EVAL 'return cjson.decode("[1 2]")' 0
 			EVAL 'return type(cjson.null)' 0
+			EVAL 'return cjson.encode()' 0
+			EVAL 'return cjson.decode("1", "2")' 0
 			EVAL 'local v = cjson.decode(ARGV[1]); return {v.name, v.n, #v.list}' 0 '{"name":"basalt","n":7,"list":[1,2,3]}'
+			EVAL 'return cmsgpack.pack(1, -1, 200, -200, 70000, -70000, 1.5, 0.1, "abc", true, false, nil, {1,2,3})' 0
+			EVAL 'return cmsgpack.pack(2^40, -2^40, 2^64, 3.25, -33, -129, 65535, 65536, {}, {a=1}, {[1]=1,[3]=3})' 0
+			EVAL 'return cmsgpack.pack(string.rep("x", 40), string.rep("y", 300), {{{{1}}}})' 0
+			EVAL 'return {cmsgpack.unpack(cmsgpack.pack(1, "x", {1,2}, 1.5, -70000, 2^40, string.rep("z", 300)))}' 0
+			EVAL 'return cmsgpack.unpack("")' 0
+			EVAL 'return cmsgpack.pack()' 0
+			EVAL 'return cmsgpack.pack(function() end)' 0
+			EVAL 'return {cmsgpack.unpack_one(cmsgpack.pack(1, 2))}' 0
+			EVAL 'return {cmsgpack.unpack_one(cmsgpack.pack(1))}' 0
+			EVAL 'return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}' 0
+			EVAL 'return type(cmsgpack.unpack(cmsgpack.pack({})))' 0
+			EVAL 'local t = cmsgpack.unpack(cmsgpack.pack({a=5, b={1, 2}})); return {t.a, t.b[2]}' 0
 			EVAL 'return bit.band(0xff, 0x0f)' 0
 			EVAL 'return bit.bor(1, 2, 4)' 0
 			EVAL 'return bit.bxor(5, 3, 1)' 0
