@@ -332,8 +332,17 @@ func (e *luaEnv) writeError(w *resp.Writer, err error) {
 	} else {
 		msg = "ERR " + luaString(obj)
 	}
-	if e.errLine >= 0 {
-		msg += " script: " + e.sha + ", on @user_script:" + strconv.Itoa(e.errLine) + "."
+	line := e.errLine
+	if line < 0 {
+		// The handler could not run (the Lua stack overflowed): take the
+		// line from the message's position.
+		pos, _, _ := strings.Cut(strings.TrimPrefix(msg, "ERR user_script:"), ":")
+		if n, err := strconv.Atoi(pos); err == nil && strings.HasPrefix(msg, "ERR user_script:") {
+			line = n
+		}
+	}
+	if line >= 0 {
+		msg += " script: " + e.sha + ", on @user_script:" + strconv.Itoa(line) + "."
 	}
 	w.Error(msg)
 }

@@ -155,6 +155,7 @@ func TestScripting(t *testing.T) {
 		d.Do("EVAL", "local a = 1\nlocal b = 2\nreturn redis.call('nosuch')", "0")
 		d.Do("EVAL", "local function f()\n  error('deep')\nend\nf()", "0")
 		d.Do("EVAL", "\n\nerror('third')", "0")
+		d.Do("EVAL", "local function f(n) return 1 + f(n + 1) end\nreturn f(1)", "0")
 	})
 
 	t.Run("Globals", func(t *testing.T) {
