@@ -10,9 +10,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// The cjson, cmsgpack and bit libraries of Redis's Lua, written here: the
-// gopher-lua modules around (gopher-json and the like) are built on
-// encoding/json and differ from Lua CJSON where scripts can see it — '/'
+// The cjson, cmsgpack, struct and bit libraries of Redis's Lua, written
+// here: the gopher-lua modules around (gopher-json and the like) are built
+// on encoding/json and differ from Lua CJSON where scripts can see it — '/'
 // escaped as "\/", numbers as "%.14g", cjson.null, sparse-array and nesting
 // checks and their error messages — and no maintained module provides
 // lua-cmsgpack's encoding choices or LuaBitOp.
@@ -756,4 +756,274 @@ func (d *msgpackDecoder) table(n int, isMap bool) lua.LValue {
 		}
 	}
 	return t
+}
+
+// The struct library (Roberto Ierusalimschy's struct.c, as Redis ships
+// it): pack(fmt, ...), unpack(fmt, s [, init]) and size(fmt). Formats:
+// < > = endianness, ![n] alignment, x padding, b B h H l L T i[n] I[n]
+// integers, f d floats, c[n] fixed strings (c0: the whole string, or in
+// unpack the length from the previous value), s zero-terminated strings.
+
+func openStruct(L *lua.LState) *lua.LTable {
+	t := L.NewTable()
+	t.RawSetString("pack", L.NewFunction(structPack))
+	t.RawSetString("unpack", L.NewFunction(structUnpack))
+	t.RawSetString("size", L.NewFunction(structSize))
+	return t
+}
+
+// structItem is one format option: its letter and size.
+type structItem struct {
+	opt  byte
+	size int
+}
+
+// structParser walks a format string, keeping endianness and alignment.
+type structParser struct {
+	L      *lua.LState
+	fn     string
+	fmt    string
+	i      int
+	little bool
+	align  int
+}
+
+func newStructParser(L *lua.LState, fn string) *structParser {
+	return &structParser{L: L, fn: fn, fmt: L.CheckString(1), little: true, align: 1}
+}
+
+func (p *structParser) number(def int) int {
+	if p.i >= len(p.fmt) || p.fmt[p.i] < '0' || p.fmt[p.i] > '9' {
+		return def
+	}
+	n := 0
+	for p.i < len(p.fmt) && p.fmt[p.i] >= '0' && p.fmt[p.i] <= '9' {
+		n = n*10 + int(p.fmt[p.i]-'0')
+		p.i++
+	}
+	return n
+}
+
+// next returns the next item that takes room, or false at the end.
+func (p *structParser) next() (structItem, bool) {
+	for p.i < len(p.fmt) {
+		c := p.fmt[p.i]
+		p.i++
+		switch c {
+		case ' ':
+		case '<', '=':
+			p.little = true
+		case '>':
+			p.little = false
+		case '!':
+			p.align = p.number(8)
+		case 'x', 'b', 'B':
+			return structItem{c, 1}, true
+		case 'h', 'H':
+			return structItem{c, 2}, true
+		case 'l', 'L', 'T', 'd':
+			return structItem{c, 8}, true
+		case 'f':
+			return structItem{c, 4}, true
+		case 'i', 'I':
+			n := p.number(4)
+			if n < 1 || n > 32 {
+				p.L.RaiseError("integral size %d is larger than limit of 32", n)
+			}
+			return structItem{c, n}, true
+		case 'c':
+			return structItem{c, p.number(1)}, true
+		case 's':
+			return structItem{c, 0}, true
+		default:
+			argError(p.L, 1, p.fn, "invalid format option '"+string(c)+"'")
+		}
+	}
+	return structItem{}, false
+}
+
+// pad is how many bytes align an item at offset n.
+func (p *structParser) pad(it structItem, n int) int {
+	a := it.size
+	if a <= 1 || it.opt == 'c' || it.opt == 's' {
+		return 0
+	}
+	a = min(a, p.align)
+	if a&(a-1) != 0 {
+		argError(p.L, 1, p.fn, "alignment must be power of 2")
+	}
+	return (a - n&(a-1)) & (a - 1)
+}
+
+func (p *structParser) putInt(b []byte, f float64, size int) []byte {
+	v := uint64(f)
+	if f < 0 {
+		v = uint64(int64(f))
+	}
+	buf := make([]byte, size)
+	for i := range size {
+		c := byte(0) // past 8 bytes, struct.c pads with zeros whatever the sign
+		if i < 8 {
+			c = byte(v >> (8 * i))
+		}
+		if p.little {
+			buf[i] = c
+		} else {
+			buf[size-1-i] = c
+		}
+	}
+	return append(b, buf...)
+}
+
+func structPack(L *lua.LState) int {
+	p := newStructParser(L, "pack")
+	var b []byte
+	arg := 2
+	for {
+		it, ok := p.next()
+		if !ok {
+			break
+		}
+		for range p.pad(it, len(b)) {
+			b = append(b, 0)
+		}
+		switch it.opt {
+		case 'x':
+			b = append(b, 0)
+		case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
+			b = p.putInt(b, float64(L.CheckNumber(arg)), it.size)
+			arg++
+		case 'f', 'd':
+			f := float64(L.CheckNumber(arg))
+			arg++
+			var u uint64
+			if it.opt == 'f' {
+				u = uint64(math.Float32bits(float32(f)))
+			} else {
+				u = math.Float64bits(f)
+			}
+			buf := make([]byte, it.size)
+			for i := range it.size {
+				if p.little {
+					buf[i] = byte(u >> (8 * i))
+				} else {
+					buf[it.size-1-i] = byte(u >> (8 * i))
+				}
+			}
+			b = append(b, buf...)
+		case 'c', 's':
+			s := L.CheckString(arg)
+			arg++
+			n := it.size
+			if it.opt == 's' || n == 0 {
+				n = len(s)
+			}
+			if len(s) < n {
+				argError(L, arg-1, "pack", "string too short")
+			}
+			b = append(b, s[:n]...)
+			if it.opt == 's' {
+				b = append(b, 0)
+			}
+		}
+	}
+	L.Push(lua.LString(b))
+	return 1
+}
+
+func structUnpack(L *lua.LState) int {
+	p := newStructParser(L, "unpack")
+	data := L.CheckString(2)
+	pos := L.OptInt(3, 1) - 1
+	if pos < 0 || pos > len(data) {
+		argError(L, 3, "unpack", "offset must be 1 or greater")
+	}
+	var vals []lua.LValue
+	need := func(n int) {
+		if pos+n > len(data) {
+			argError(L, 2, "unpack", "data string too short")
+		}
+	}
+	for {
+		it, ok := p.next()
+		if !ok {
+			break
+		}
+		pos += p.pad(it, pos)
+		switch it.opt {
+		case 'x':
+			need(1)
+			pos++
+		case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I', 'f', 'd':
+			need(it.size)
+			var u uint64
+			for i := range min(it.size, 8) {
+				c := data[pos+i]
+				if !p.little {
+					c = data[pos+it.size-1-i]
+				}
+				u |= uint64(c) << (8 * i)
+			}
+			pos += it.size
+			switch {
+			case it.opt == 'f':
+				vals = append(vals, lua.LNumber(math.Float32frombits(uint32(u))))
+			case it.opt == 'd':
+				vals = append(vals, lua.LNumber(math.Float64frombits(u)))
+			case it.opt == 'b' || it.opt == 'h' || it.opt == 'l' || it.opt == 'i':
+				if it.size < 8 && u&(1<<(8*it.size-1)) != 0 {
+					u |= ^uint64(0) << (8 * it.size) // sign-extend
+				}
+				vals = append(vals, lua.LNumber(int64(u)))
+			default:
+				vals = append(vals, lua.LNumber(u))
+			}
+		case 'c':
+			n := it.size
+			if n == 0 {
+				prev, ok := lua.LNil, false
+				if len(vals) > 0 {
+					prev = vals[len(vals)-1]
+					_, ok = prev.(lua.LNumber)
+				}
+				if !ok {
+					L.RaiseError("format 'c0' needs a previous size")
+				}
+				n = int(prev.(lua.LNumber))
+				vals = vals[:len(vals)-1]
+			}
+			need(n)
+			vals = append(vals, lua.LString(data[pos:pos+n]))
+			pos += n
+		case 's':
+			end := strings.IndexByte(data[pos:], 0)
+			if end < 0 {
+				L.RaiseError("unfinished string in data")
+			}
+			vals = append(vals, lua.LString(data[pos:pos+end]))
+			pos += end + 1
+		}
+	}
+	for _, v := range vals {
+		L.Push(v)
+	}
+	L.Push(lua.LNumber(pos + 1))
+	return len(vals) + 1
+}
+
+func structSize(L *lua.LState) int {
+	p := newStructParser(L, "size")
+	n := 0
+	for {
+		it, ok := p.next()
+		if !ok {
+			break
+		}
+		if it.opt == 's' || it.opt == 'c' && it.size == 0 {
+			argError(L, 1, "size", "options 'c0' - 's' have undefined sizes")
+		}
+		n += p.pad(it, n) + it.size
+	}
+	L.Push(lua.LNumber(n))
+	return 1
 }

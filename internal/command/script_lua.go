@@ -16,14 +16,14 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// The Lua environment of scripts, as Redis 7.0 builds it (script_lua.c):
-// the base library less what reaches outside (no io, os, debug, print,
-// dofile, require...), string, table, math, coroutine, cjson, bit, and the
-// redis library. Globals are read-only: creating or changing one raises
-// "Attempt to modify a readonly table" and reading a missing one raises
-// "Script attempted to access nonexistent global variable". gopher-lua has
-// no read-only tables, so scripts see proxies: empty tables whose
-// metatable reads from the real table and refuses writes.
+// The Lua environment of scripts, as Redis 7.0 builds it (script_lua.c): the
+// base library less what reaches outside (no io, os, debug, print, dofile,
+// require...), string, table, math, coroutine, cjson, cmsgpack, struct, bit,
+// and the redis library. Globals are read-only: creating or changing one
+// raises "Attempt to modify a readonly table" and reading a missing one
+// raises "Script attempted to access nonexistent global variable".
+// gopher-lua has no read-only tables, so scripts see proxies: empty tables
+// whose metatable reads from the real table and refuses writes.
 
 // luaEnv is one Lua state with its libraries and what the script being
 // run needs. States are reused (building one costs about 100 µs): a run
@@ -108,8 +108,9 @@ func newEnv() *luaEnv {
 	e.globals.RawSetString("cjson", openCjson(L))
 	e.globals.RawSetString("bit", openBit(L))
 	e.globals.RawSetString("cmsgpack", openCmsgpack(L))
+	e.globals.RawSetString("struct", openStruct(L))
 	e.globals.RawSetString("redis", e.openRedis())
-	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "cmsgpack", "redis"} {
+	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "cmsgpack", "struct", "redis"} {
 		lib := opened.RawGetString(name)
 		if lib == lua.LNil {
 			lib = e.globals.RawGetString(name)

@@ -248,6 +248,24 @@ func TestScripting(t *testing.T) {
 			EVAL 'return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}' 0
 			EVAL 'return type(cmsgpack.unpack(cmsgpack.pack({})))' 0
 			EVAL 'local t = cmsgpack.unpack(cmsgpack.pack({a=5, b={1, 2}})); return {t.a, t.b[2]}' 0
+			EVAL 'return struct.pack(">iHb", 1, 2, -3)' 0
+			EVAL 'return {struct.unpack(">iHb", struct.pack(">iHb", 1, 2, -3))}' 0
+			EVAL 'return struct.pack("<i2c3s", -2, "abcdef", "zz")' 0
+			EVAL 'return {struct.unpack("<i2c3s", struct.pack("<i2c3s", -2, "abcdef", "zz"))}' 0
+			EVAL 'return struct.size(">iHbd")' 0
+			EVAL 'return struct.size("!>iHbd")' 0
+			EVAL 'return struct.pack("!4bi", 1, 2)' 0
+			EVAL 'return {struct.unpack("d", struct.pack("d", 1.5))}' 0
+			EVAL 'return {struct.unpack("<f", struct.pack("<f", -2.5))}' 0
+			EVAL 'return struct.pack("q", 1)' 0
+			EVAL 'return struct.unpack("i", "ab")' 0
+			EVAL 'return struct.pack("i17", 1)' 0
+			EVAL 'return struct.pack("i17", -1)' 0
+			EVAL 'return {struct.unpack("Bc0", struct.pack("Bc0", 3, "hey"))}' 0
+			EVAL 'return struct.pack(">lLT", -1, 1, 2)' 0
+			EVAL 'return {struct.unpack(">I3", "abcdef", 2)}' 0
+			EVAL 'return {struct.unpack("<hHx", "\255\255\255\255\0")}' 0
+			EVAL 'return type(struct)' 0
 			EVAL 'return bit.band(0xff, 0x0f)' 0
 			EVAL 'return bit.bor(1, 2, 4)' 0
 			EVAL 'return bit.bxor(5, 3, 1)' 0
