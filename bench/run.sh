@@ -28,7 +28,12 @@
 #                                    visitors would)
 #                     pfcount        PFCOUNT bench:hll, prefilled with
 #                                    10,000 elements (the count is cached)
+#                     and, EVAL_N requests:
+#                     evalsha        EVALSHA of a 5-command script (HINCRBY,
+#                                    SET, GET, EXPIRE, HGET) on a random key,
+#                                    loaded with SCRIPT LOAD on both servers
 #   READ_N=N/10       requests of each zrangebyscore / hgetall run
+#   EVAL_N=N/4        requests of the evalsha run
 #   MODES="always everysec"   appendfsync of both servers
 #   RAW=FILE          also append every raw CSV line here
 #   REV=HEAD          build basalt from this commit instead of the working tree
@@ -42,6 +47,7 @@ set -euo pipefail
 N=${N:-200000}
 MSET_N=${MSET_N:-$((N / 10))}
 READ_N=${READ_N:-$((N / 10))}
+EVAL_N=${EVAL_N:-$((N / 4))}
 ROUNDS=${ROUNDS:-3}
 PIPELINES=${PIPELINES:-"1 16"}
 CLIENTS=${CLIENTS:-50}
@@ -57,7 +63,7 @@ trap 'exit 130' INT TERM
 csv_name() {
 	case $1 in
 	mset) echo "MSET (10 keys)" ;;
-	zrangebyscore | hgetall | pfadd | pfcount) read_cmd "$1" ;;
+	zrangebyscore | hgetall | pfadd | pfcount | evalsha) read_cmd "$1" ;;
 	*) echo "$1" | tr a-z A-Z ;;
 	esac
 }
@@ -70,7 +76,25 @@ read_cmd() {
 	hgetall) echo "HGETALL bench:h" ;;
 	pfadd) echo "PFADD bench:hll __rand_int__" ;;
 	pfcount) echo "PFCOUNT bench:hll" ;;
+	evalsha) echo "EVALSHA $EVAL_SHA 1 bench:e:__rand_int__ 1" ;;
 	esac
+}
+
+# The script of the evalsha test: five commands on one key and a second.
+EVAL_SCRIPT="local n = redis.call('HINCRBY', KEYS[1], 'n', ARGV[1])
+redis.call('SET', KEYS[1] .. ':last', n)
+local v = redis.call('GET', KEYS[1] .. ':last')
+redis.call('EXPIRE', KEYS[1], 3600)
+redis.call('HGET', KEYS[1], 'n')
+return v"
+EVAL_SHA=$(printf '%s' "$EVAL_SCRIPT" | sha1sum | cut -d' ' -f1)
+
+# load_script PORT: SCRIPT LOAD the evalsha test's script.
+load_script() {
+	if [ "$(redis-cli -p "$1" script load "$EVAL_SCRIPT")" != "$EVAL_SHA" ]; then
+		echo "SCRIPT LOAD on port $1 failed" >&2
+		exit 1
+	fi
 }
 
 # prefill PORT: the keys of the read tests: bench:z with members m0..m9999
@@ -99,6 +123,7 @@ supported() {
 	get) out=$(redis-cli -p "$1" get bench:check) ;;
 	incr) out=$(redis-cli -p "$1" incr bench:check:n) ;;
 	mset) out=$(redis-cli -p "$1" mset bench:check:a 1 bench:check:b 2) ;;
+	evalsha) out=$(redis-cli -p "$1" script exists "$EVAL_SHA") ;;
 	*) out=$(redis-cli -p "$1" "$2") ;;
 	esac
 	case $out in
@@ -112,13 +137,14 @@ supported() {
 # test runs on its own with READ_N requests, each other command line with N.
 bench() {
 	local name=$1 port=$2 p=$3 tests=$4 t n
-	local plain=() reads=() lines=() mset=
+	local plain=() reads=() lines=() evals=() mset=
 	IFS=, read -ra list <<<"$tests"
 	for t in "${list[@]}"; do
 		case $t in
 		mset) mset=mset ;;
 		zrangebyscore | hgetall) reads+=("$t") ;;
 		pfadd | pfcount) lines+=("$t") ;;
+		evalsha) evals+=("$t") ;;
 		*) plain+=("$t") ;;
 		esac
 	done
@@ -132,13 +158,16 @@ bench() {
 	for t in "${lines[@]}"; do
 		bench1 "$name" "$port" "$p" "$t" "$N"
 	done
+	for t in "${evals[@]}"; do
+		bench1 "$name" "$port" "$p" "$t" "$EVAL_N"
+	done
 }
 
 bench1() {
 	local name=$1 port=$2 p=$3 tests=$4 n=$5 test rps
 	local what=(-t "$tests")
 	case $tests in
-	zrangebyscore | hgetall | pfadd | pfcount) read -ra what <<<"$(read_cmd "$tests")" ;;
+	zrangebyscore | hgetall | pfadd | pfcount | evalsha) read -ra what <<<"$(read_cmd "$tests")" ;;
 	esac
 	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -r "$KEYSPACE" -n "$n" \
 		-P "$p" --csv "${what[@]}" 2>/dev/null | tr -d '"' >"$WORK/out.csv"
@@ -157,11 +186,17 @@ median() {
 
 build_basalt
 start=$SECONDS
-echo "N=$N MSET_N=$MSET_N READ_N=$READ_N ROUNDS=$ROUNDS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS KEYSPACE=$KEYSPACE TESTS=$TESTS"
+echo "N=$N MSET_N=$MSET_N READ_N=$READ_N EVAL_N=$EVAL_N ROUNDS=$ROUNDS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS KEYSPACE=$KEYSPACE TESTS=$TESTS"
 echo "redis: $(redis-server --version | cut -d' ' -f3), basalt: $BASALT_VERSION, $(nproc) cores"
 for MODE in $MODES; do
 	start_redis "$MODE"
 	start_basalt "$MODE"
+	case ,$TESTS, in
+	*,evalsha,*)
+		load_script "$REDIS_PORT"
+		load_script "$BASALT_PORT"
+		;;
+	esac
 	btests=()
 	IFS=, read -ra all <<<"$TESTS"
 	for t in "${all[@]}"; do

@@ -35,6 +35,10 @@ const (
 	// Conn marks commands the server runs itself because they need the
 	// connection (SELECT, MULTI, CLIENT ...). Not a Redis flag.
 	Conn
+	NoMandatoryKeys
+	// Script marks EVAL and its kin: not writes, yet applied as a record
+	// (see script.go). Not a Redis flag.
+	Script
 )
 
 var flagNames = []struct {
@@ -45,7 +49,7 @@ var flagNames = []struct {
 	{PubSub, "pubsub"}, {NoScript, "noscript"}, {Blocking, "blocking"}, {Loading, "loading"},
 	{Stale, "stale"}, {SkipMonitor, "skip_monitor"}, {SkipSlowlog, "skip_slowlog"},
 	{Fast, "fast"}, {NoAuth, "no_auth"}, {MayReplicate, "may_replicate"},
-	{NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
+	{NoMandatoryKeys, "no_mandatory_keys"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
 }
 
 // Names lists the Redis flag names set in f.

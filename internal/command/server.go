@@ -96,10 +96,14 @@ func cmdPing(c *Ctx) {
 
 func cmdEcho(c *Ctx) { c.W.Bulk(c.Args[1]) }
 
-// cmdTime reads the wall clock: TIME is not a write, so it never reaches
-// the apply loop where time must come from the record.
+// cmdTime reads the wall clock, except in the apply loop (a script, or
+// MULTI), where time comes from the record: milliseconds, so the
+// microseconds end in 000.
 func cmdTime(c *Ctx) {
 	now := time.Now()
+	if c.rec != nil {
+		now = time.UnixMilli(c.Tx.Now)
+	}
 	c.W.ArrayLen(2)
 	c.W.BulkInt(now.Unix())
 	c.W.BulkInt(int64(now.Nanosecond() / 1000))

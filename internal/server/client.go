@@ -174,6 +174,10 @@ func (c *Client) dispatch(argv [][]byte) {
 		// The leader checks the command, as it must for MULTI's sake.
 		if cmd != nil {
 			c.lastCmd.Store(&cmd.Name)
+			if cmd.Flags&command.Script != 0 {
+				// EVALSHA of a script this node knows goes as EVAL with its body.
+				argv = command.ResolveQueued([][][]byte{argv})[0]
+			}
 		}
 		c.forward(argv)
 		return
@@ -237,6 +241,8 @@ func (c *Client) dispatch(argv [][]byte) {
 			return
 		}
 		h(c, argv)
+	case cmd.Flags&command.Script != 0:
+		c.script(argv, now)
 	case cmd.Flags&command.Blocking != 0 && command.Blocks(argv):
 		c.blockingCall(argv)
 	case kind.IsWrite():

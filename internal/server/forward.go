@@ -60,6 +60,9 @@ func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
 		kind = cmd.Subcommand(argv[1]) // XGROUP CREATE is a write, XINFO a read
 	}
 	readOnly := kind != nil && !kind.IsWrite() && cmd.Flags&(command.Conn|command.Blocking) == 0
+	if cmd != nil && cmd.Flags&command.Script != 0 { // EVAL may write, EVAL_RO may not
+		readOnly = cmd.Flags&command.ReadOnly != 0
+	}
 	if c.readonly && readOnly && !c.upMulti {
 		return false
 	}

@@ -60,7 +60,7 @@ func cmdExec(c *Client, argv [][]byte) {
 		c.reply().Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	queued, watched := c.queued, c.watching
+	queued, watched := command.ResolveQueued(c.queued), c.watching
 	c.multi, c.multiErr, c.queued, c.watching = false, false, nil, nil
 	w := c.reply()
 	p := getProposal(c.proto)

@@ -1,0 +1,40 @@
+package command
+
+import (
+	"testing"
+
+	"basalt/internal/resp"
+	"basalt/internal/shard"
+	"basalt/internal/store"
+)
+
+// BenchmarkEval measures one 5-command script applied in a write batch,
+// as the apply loop runs it.
+func BenchmarkEval(b *testing.B) {
+	st, err := store.Open(b.TempDir(), store.Options{Databases: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	body := []byte(`local n = redis.call('HINCRBY', KEYS[1], 'n', ARGV[1])
+redis.call('SET', KEYS[1] .. ':last', n)
+local v = redis.call('GET', KEYS[1] .. ':last')
+redis.call('EXPIRE', KEYS[1], 3600)
+redis.call('HGET', KEYS[1], 'n')
+return v`)
+	w := resp.NewWriter(2)
+	tx := st.WriteTx()
+	defer tx.Close()
+	tx.Now = 1
+	rec := &shard.Record{Kind: shard.KindCommand}
+	argv := [][]byte{[]byte("eval"), body, []byte("1"), []byte("key"), []byte("1")}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		w.Reset()
+		rec.Cmds = [][][]byte{argv}
+		Apply(tx, rec, nil, w)
+	}
+	if w.Buf[0] != '$' {
+		b.Fatalf("reply %q", w.Buf)
+	}
+}

@@ -1,0 +1,828 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+
+	"basalt/internal/num"
+	"basalt/internal/resp"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// The Lua environment of scripts, as Redis 7.0 builds it (script_lua.c): the
+// base library less what reaches outside (no io, os, debug, print, dofile,
+// require...), string, table, math, coroutine, cjson, cmsgpack, struct, bit,
+// and the redis library. Globals are read-only: creating or changing one
+// raises "Attempt to modify a readonly table" and reading a missing one
+// raises "Script attempted to access nonexistent global variable".
+// gopher-lua has no read-only tables, so scripts see proxies: empty tables
+// whose metatable reads from the real table and refuses writes.
+
+// luaEnv is one Lua state with its libraries and what the script being
+// run needs. States are reused (building one costs about 100 µs): a run
+// changes nothing in them but KEYS, ARGV and the random generator, which
+// the next run sets again.
+type luaEnv struct {
+	L         *lua.LState
+	globals   *lua.LTable // the real globals; scripts see proxy
+	proxy     *lua.LTable
+	protected map[*lua.LTable]bool // proxies, for rawset and setmetatable
+	handler   *lua.LFunction
+	pcg       *rand.PCG
+	rng       *rand.Rand
+	w         *resp.Writer // replies of redis.call
+
+	// The run in progress.
+	c        *Ctx
+	sha      string
+	readOnly bool
+	resp     int
+	calls    uint64
+	errLine  int
+	addrs    map[lua.LValue]int // what tostring shows for tables and functions
+	sub      Ctx                // of the command redis.call runs
+}
+
+var envPool struct {
+	sync.Mutex
+	free []*luaEnv
+}
+
+func getEnv() *luaEnv {
+	envPool.Lock()
+	defer envPool.Unlock()
+	if n := len(envPool.free); n > 0 {
+		e := envPool.free[n-1]
+		envPool.free = envPool.free[:n-1]
+		return e
+	}
+	return newEnv()
+}
+
+func putEnv(e *luaEnv) {
+	envPool.Lock()
+	defer envPool.Unlock()
+	if len(envPool.free) < 8 { // more than the apply loop and a few readers need
+		envPool.free = append(envPool.free, e)
+	}
+}
+
+// baseAllowed are the base library's globals Redis 7.0 keeps.
+var baseAllowed = []string{"xpcall", "tostring", "setmetatable", "next", "assert", "tonumber",
+	"rawequal", "collectgarbage", "getmetatable", "rawset", "pcall", "type", "select", "unpack",
+	"pairs", "rawget", "loadstring", "ipairs", "load", "error"}
+
+func newEnv() *luaEnv {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024 * 20, RegistryMaxSize: 1 << 22})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{{"", lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath}, {lua.CoroutineLibName, lua.OpenCoroutine}} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	pcg := rand.NewPCG(0, 0)
+	e := &luaEnv{L: L, globals: L.NewTable(), protected: map[*lua.LTable]bool{}, addrs: map[lua.LValue]int{}, pcg: pcg, rng: rand.New(pcg), w: resp.NewWriter(2)}
+	opened := L.G.Global
+	for _, name := range baseAllowed {
+		e.globals.RawSetString(name, opened.RawGetString(name))
+	}
+	e.globals.RawSetString("_VERSION", lua.LString("Lua 5.1"))
+	e.setFuncs(e.globals, map[string]lua.LGFunction{
+		"pcall": e.pcall, "error": luaErrorFn, "rawset": e.guard(opened.RawGetString("rawset")),
+		"setmetatable": e.guard(opened.RawGetString("setmetatable")), "tostring": e.tostring(opened.RawGetString("tostring")),
+		// The memory count differs from node to node: scripts see 0.
+		"collectgarbage": func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 },
+	})
+	math := opened.RawGetString("math").(*lua.LTable)
+	e.setFuncs(math, map[string]lua.LGFunction{"random": e.random, "randomseed": e.randomseed})
+	e.globals.RawSetString("cjson", openCjson(L))
+	e.globals.RawSetString("bit", openBit(L))
+	e.globals.RawSetString("cmsgpack", openCmsgpack(L))
+	e.globals.RawSetString("struct", openStruct(L))
+	e.globals.RawSetString("redis", e.openRedis())
+	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "cmsgpack", "struct", "redis"} {
+		lib := opened.RawGetString(name)
+		if lib == lua.LNil {
+			lib = e.globals.RawGetString(name)
+		}
+		e.globals.RawSetString(name, e.protect(lib.(*lua.LTable)))
+	}
+	// Reading a missing global is an error, not nil.
+	strict := L.NewTable()
+	strict.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		return 0
+	}))
+	L.SetMetatable(e.globals, strict)
+	e.proxy = e.protect(e.globals)
+	// String methods ("x"):upper() read the string library through its
+	// proxy too, and the metatable itself is hidden.
+	smt := L.GetMetatable(lua.LString("")).(*lua.LTable)
+	smt.RawSetString("__index", e.globals.RawGetString("string"))
+	smt.RawSetString("__metatable", lua.LFalse)
+	e.globals.RawSetString("_G", e.proxy)
+	L.G.Global, L.Env = e.proxy, e.proxy // what loadstring'd code sees
+	e.handler = L.NewFunction(e.onError)
+	return e
+}
+
+func (e *luaEnv) setFuncs(t *lua.LTable, fns map[string]lua.LGFunction) {
+	for name, fn := range fns {
+		t.RawSetString(name, e.L.NewFunction(fn))
+	}
+}
+
+const errReadonly = "Attempt to modify a readonly table"
+
+// protect returns a read-only proxy of t.
+func (e *luaEnv) protect(t *lua.LTable) *lua.LTable {
+	proxy := e.L.NewTable()
+	mt := e.L.NewTable()
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", e.L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(errReadonly)
+		return 0
+	}))
+	mt.RawSetString("__metatable", lua.LFalse) // getmetatable can't reach t
+	e.L.SetMetatable(proxy, mt)
+	e.protected[proxy] = true
+	return proxy
+}
+
+// guard wraps rawset or setmetatable so that they refuse protected
+// tables; Lua raises that error from inside the C function, so it carries
+// no position.
+// Both return their table, as in Lua 5.1 (gopher-lua's rawset returns
+// nothing).
+func (e *luaEnv) guard(orig lua.LValue) lua.LGFunction {
+	fn := orig.(*lua.LFunction).GFunction
+	return func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && e.protected[t] {
+			L.Error(lua.LString(errReadonly), 0)
+		}
+		fn(L)
+		L.Push(L.Get(1))
+		return 1
+	}
+}
+
+// luaErrorFn is Lua 5.1's error: a number message gets the position too,
+// and error() raises nil.
+func luaErrorFn(L *lua.LState) int {
+	obj := L.Get(1)
+	if n, ok := obj.(lua.LNumber); ok {
+		obj = lua.LString(fmtNum14(float64(n)))
+	}
+	L.Error(obj, L.OptInt(2, 1))
+	return 0
+}
+
+// tostring formats numbers as Lua 5.1 does ("%.14g"); gopher-lua prints
+// them in full (concatenation still does). Tables, functions and the like
+// print a number counted within the run instead of their address, so that
+// a script storing one gives the same data on every replica and replay.
+func (e *luaEnv) tostring(orig lua.LValue) lua.LGFunction {
+	fn := orig.(*lua.LFunction)
+	return func(L *lua.LState) int {
+		switch v := L.Get(1).(type) {
+		case lua.LNumber:
+			L.Push(lua.LString(fmtNum14(float64(v))))
+			return 1
+		case *lua.LTable, *lua.LFunction, *lua.LUserData, *lua.LState:
+			if L.GetMetaField(v, "__tostring") == lua.LNil {
+				n, ok := e.addrs[v]
+				if !ok {
+					n = len(e.addrs) + 1
+					e.addrs[v] = n
+				}
+				L.Push(lua.LString(fmt.Sprintf("%s: 0x%08x", v.Type(), n)))
+				return 1
+			}
+		}
+		return fn.GFunction(L)
+	}
+}
+
+// pcall is Redis's: an error raised by redis.call (a table with an err
+// field) reaches the script as its message string.
+func (e *luaEnv) pcall(L *lua.LState) int {
+	n := L.GetTop()
+	if n == 0 {
+		L.ArgError(1, "value expected")
+	}
+	if err := L.PCall(n-1, lua.MultRet, nil); err != nil {
+		obj := lua.LValue(lua.LString(err.Error()))
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		if t, ok := obj.(*lua.LTable); ok {
+			if s, ok := t.RawGetString("err").(lua.LString); ok {
+				obj = s
+			}
+		}
+		L.Push(lua.LFalse)
+		L.Push(obj)
+		return 2
+	}
+	L.Insert(lua.LTrue, 1)
+	return L.GetTop()
+}
+
+// onError is the error handler of a run: it notes the line of the
+// innermost Lua function, which Redis appends to the error reply.
+func (e *luaEnv) onError(L *lua.LState) int {
+	e.errLine = -1
+	for i := 0; ; i++ {
+		dbg, ok := L.GetStack(i)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.What != "G" && dbg.CurrentLine >= 0 {
+			e.errLine = dbg.CurrentLine
+			break
+		}
+	}
+	return 1
+}
+
+func (e *luaEnv) random(L *lua.LState) int {
+	r := e.rng.Float64()
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := L.CheckInt(1)
+		if u < 1 {
+			L.ArgError(1, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+	case 2:
+		l, u := L.CheckInt(1), L.CheckInt(2)
+		if l > u {
+			L.ArgError(2, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+	default:
+		L.RaiseError("wrong number of arguments")
+	}
+	return 1
+}
+
+func (e *luaEnv) randomseed(L *lua.LState) int {
+	e.pcg.Seed(uint64(L.CheckInt(1)), 0)
+	return 0
+}
+
+// run runs script s for c and writes its reply (or error) to c.W.
+func (e *luaEnv) run(c *Ctx, s *script, keys, args [][]byte, readOnly bool) {
+	e.c, e.sha, e.readOnly, e.resp, e.calls, e.errLine = c, s.sha, readOnly, 2, 0, -1
+	clear(e.addrs)
+	db := c.Tx.DB
+	defer func() {
+		c.Tx.DB = db // SELECT inside a script doesn't change the caller's
+		e.c = nil
+	}()
+	e.pcg.Seed(c.Seed, c.Seed>>1|1)
+	e.globals.RawSetString("KEYS", e.strings(keys))
+	e.globals.RawSetString("ARGV", e.strings(args))
+	L := e.L
+	fn := L.NewFunctionFromProto(s.proto)
+	fn.Env = e.proxy
+	L.Push(fn)
+	if err := L.PCall(0, 1, e.handler); err != nil {
+		e.writeError(c.W, err)
+		return
+	}
+	ret := L.Get(-1)
+	L.Pop(1)
+	e.reply(c.W, ret, 0)
+}
+
+func (e *luaEnv) strings(vals [][]byte) *lua.LTable {
+	t := e.L.CreateTable(len(vals), 0)
+	for _, v := range vals {
+		t.Append(lua.LString(v))
+	}
+	return t
+}
+
+// writeError writes the reply of a script that raised an error, with the
+// script and line as Redis adds them.
+func (e *luaEnv) writeError(w *resp.Writer, err error) {
+	var obj lua.LValue = lua.LString(err.Error())
+	if ae, ok := err.(*lua.ApiError); ok {
+		obj = ae.Object
+	}
+	var msg string
+	if t, ok := obj.(*lua.LTable); ok {
+		s, ok := t.RawGetString("err").(lua.LString)
+		if !ok {
+			s = "ERR unknown error"
+		}
+		msg = string(s)
+	} else {
+		msg = "ERR " + luaString(obj)
+	}
+	line := e.errLine
+	if line < 0 {
+		// The handler could not run (the Lua stack overflowed): take the
+		// line from the message's position.
+		pos, _, _ := strings.Cut(strings.TrimPrefix(msg, "ERR user_script:"), ":")
+		if n, err := strconv.Atoi(pos); err == nil && strings.HasPrefix(msg, "ERR user_script:") {
+			line = n
+		}
+	}
+	if line >= 0 {
+		msg += " script: " + e.sha + ", on @user_script:" + strconv.Itoa(line) + "."
+	}
+	w.Error(msg)
+}
+
+// luaString is tostring(v) for an error value.
+func luaString(v lua.LValue) string {
+	if n, ok := v.(lua.LNumber); ok {
+		return fmtNum14(float64(n))
+	}
+	return v.String()
+}
+
+// reply converts a script's return value to a reply, as Redis does:
+// numbers truncate to integers, true is 1 and false nil (RESP2), a table is
+// an error ({err=}), a status ({ok=}), one of the RESP3 forms, or an array
+// up to its first nil.
+func (e *luaEnv) reply(w *resp.Writer, v lua.LValue, depth int) {
+	if depth > 1000 {
+		w.Error("ERR reached lua stack limit")
+		return
+	}
+	switch v := v.(type) {
+	case lua.LString:
+		w.BulkString(string(v))
+	case lua.LBool:
+		switch {
+		case e.resp == 3:
+			w.Bool(bool(v))
+		case bool(v):
+			w.Int(1)
+		default:
+			w.Null()
+		}
+	case lua.LNumber:
+		w.Int(luaInt(float64(v)))
+	case *lua.LTable:
+		e.replyTable(w, v, depth)
+	default:
+		w.Null()
+	}
+}
+
+func (e *luaEnv) replyTable(w *resp.Writer, t *lua.LTable, depth int) {
+	if s, ok := t.RawGetString("err").(lua.LString); ok {
+		w.Error(string(s))
+		return
+	}
+	if s, ok := t.RawGetString("ok").(lua.LString); ok {
+		w.Simple(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s)))
+		return
+	}
+	if n, ok := t.RawGetString("double").(lua.LNumber); ok {
+		w.Double(float64(n))
+		return
+	}
+	if s, ok := t.RawGetString("big_number").(lua.LString); ok {
+		b := strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s))
+		if w.Proto >= 3 {
+			w.Raw([]byte("(" + b + "\r\n"))
+		} else {
+			w.BulkString(b)
+		}
+		return
+	}
+	if vt, ok := t.RawGetString("verbatim_string").(*lua.LTable); ok {
+		f, okf := vt.RawGetString("format").(lua.LString)
+		s, oks := vt.RawGetString("string").(lua.LString)
+		if okf && oks {
+			w.Verbatim(string(f), string(s))
+			return
+		}
+	}
+	if m, ok := t.RawGetString("map").(*lua.LTable); ok {
+		pairs := tablePairs(m)
+		w.MapLen(len(pairs) / 2)
+		for _, v := range pairs {
+			e.reply(w, v, depth+1)
+		}
+		return
+	}
+	if s, ok := t.RawGetString("set").(*lua.LTable); ok {
+		pairs := tablePairs(s)
+		w.SetLen(len(pairs) / 2)
+		for i := 0; i < len(pairs); i += 2 {
+			e.reply(w, pairs[i], depth+1)
+		}
+		return
+	}
+	n := 0
+	for t.RawGetInt(n+1) != lua.LNil {
+		n++
+	}
+	w.ArrayLen(n)
+	for i := 1; i <= n; i++ {
+		e.reply(w, t.RawGetInt(i), depth+1)
+	}
+}
+
+// tablePairs lists t's keys and values in pairs() order. gopher-lua's
+// ForEach walks Go maps in random order: never use it where order shows.
+func tablePairs(t *lua.LTable) []lua.LValue {
+	var out []lua.LValue
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		out = append(out, k, v)
+	}
+	return out
+}
+
+// luaInt is C's (long long) cast of a Lua number as Redis's x86 build
+// does it: out of range and NaN give the smallest integer.
+func luaInt(f float64) int64 {
+	if math.IsNaN(f) || f >= 1<<63 || f < -(1<<63) {
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// fmtNum14 is Lua 5.1's number format, "%.14g".
+func fmtNum14(f float64) string { return fmtG(f, 14) }
+
+// fmtG is C's "%.Ng".
+func fmtG(f float64, prec int) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return "-nan"
+		}
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'g', prec, 64)
+}
+
+// The redis library.
+
+func (e *luaEnv) openRedis() *lua.LTable {
+	L := e.L
+	t := L.NewTable()
+	e.setFuncs(t, map[string]lua.LGFunction{
+		"call":               func(L *lua.LState) int { return e.call(L, true) },
+		"pcall":              func(L *lua.LState) int { return e.call(L, false) },
+		"sha1hex":            redisSha1hex,
+		"error_reply":        redisErrorReply,
+		"status_reply":       redisStatusReply,
+		"log":                redisLog,
+		"setresp":            e.setresp,
+		"set_repl":           redisSetRepl,
+		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
+		"breakpoint":         func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
+		"debug":              func(L *lua.LState) int { return 0 },
+		"acl_check_cmd":      e.aclCheckCmd,
+	})
+	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+		"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3, "REDIS_VERSION_NUM": 0x07000f} {
+		t.RawSetString(name, lua.LNumber(v))
+	}
+	t.RawSetString("REDIS_VERSION", lua.LString(RedisVersion))
+	return t
+}
+
+// errorTable is Redis's error object: {err="CODE message"}. msg is either
+// "-CODE message" (a reply) or a plain message, which gets the code ERR.
+func errorTable(L *lua.LState, msg string) *lua.LTable {
+	code := "ERR"
+	if rest, ok := strings.CutPrefix(msg, "-"); ok {
+		if c, m, ok := strings.Cut(rest, " "); ok {
+			code, msg = c, m
+		} else {
+			msg = rest
+		}
+	}
+	t := L.CreateTable(0, 1)
+	t.RawSetString("err", lua.LString(code+" "+strings.Trim(msg, "\r\n")))
+	return t
+}
+
+// raise raises a Redis error object: it carries no position of its own.
+func raise(L *lua.LState, msg string) {
+	L.Error(errorTable(L, msg), 0)
+}
+
+// argv converts redis.call's arguments; numbers are formatted "%.17g" so
+// that no precision is lost.
+func luaArgv(L *lua.LState) ([][]byte, string) {
+	n := L.GetTop()
+	if n == 0 {
+		return nil, "Please specify at least one argument for this redis lib call"
+	}
+	argv := make([][]byte, n)
+	for i := range argv {
+		switch v := L.Get(i + 1).(type) {
+		case lua.LString:
+			argv[i] = []byte(v)
+		case lua.LNumber:
+			argv[i] = []byte(fmtG(float64(v), 17))
+		default:
+			return nil, "Lua redis lib command arguments must be strings or integers"
+		}
+	}
+	return argv, ""
+}
+
+// call is redis.call (raise) and redis.pcall: it runs a command on the
+// script's view of the key space and converts its reply to Lua.
+func (e *luaEnv) call(L *lua.LState, raiseErr bool) int {
+	if e.c == nil {
+		raise(L, "redis.call/pcall can only be called inside a script invocation")
+	}
+	argv, msg := luaArgv(L)
+	if msg == "" {
+		msg = e.exec(argv)
+	}
+	if msg != "" {
+		if raiseErr {
+			raise(L, msg)
+		}
+		L.Push(errorTable(L, msg))
+		return 1
+	}
+	v, _ := parseReply(L, e.w.Buf, 0)
+	if t, ok := v.(*lua.LTable); ok && raiseErr && len(e.w.Buf) > 0 && e.w.Buf[0] == '-' {
+		L.Error(t, 0)
+	}
+	L.Push(v)
+	return 1
+}
+
+// exec runs one command for redis.call into e.w, or returns why it may not
+// run.
+func (e *luaEnv) exec(argv [][]byte) string {
+	cmd := Lookup(argv[0])
+	if cmd == nil {
+		return "Unknown Redis command called from script"
+	}
+	if !cmd.ArityOK(len(argv)) {
+		return "Wrong number of args calling Redis command from script"
+	}
+	flags := cmd.Flags
+	if len(cmd.Subcommands) > 0 && len(argv) > 1 {
+		sub := cmd.Subcommand(argv[1])
+		if sub == nil {
+			return "Unknown Redis command called from script"
+		}
+		if !sub.ArityOK(len(argv)) {
+			return "Wrong number of args calling Redis command from script"
+		}
+		flags |= sub.Flags
+	}
+	if flags&NoScript != 0 || cmd.Run == nil && cmd.Name != "select" {
+		return "This Redis command is not allowed from script"
+	}
+	if cmd.IsWrite() && (e.readOnly || !e.c.Tx.Writable()) {
+		return "Write commands are not allowed from read-only scripts."
+	}
+	e.w.Reset()
+	e.w.Proto = e.resp
+	if cmd.Name == "select" {
+		applySelect(e.c.Tx, argv[1], e.w)
+		return ""
+	}
+	c := e.c
+	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec}
+	cmd.Run(&e.sub)
+	e.calls++
+	return ""
+}
+
+// parseReply converts the reply at b[i:] to Lua, as Redis converts a
+// command's reply for redis.call; it returns the value and where the next
+// reply begins.
+func parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int) {
+	end := i + indexCRLF(b[i:])
+	line := string(b[i+1 : end])
+	next := end + 2
+	switch b[i] {
+	case '+':
+		t := L.CreateTable(0, 1)
+		t.RawSetString("ok", lua.LString(line))
+		return t, next
+	case '-':
+		return errorTable(L, "-"+line), next
+	case ':':
+		n, _ := strconv.ParseInt(line, 10, 64)
+		return lua.LNumber(n), next
+	case '$', '=':
+		n, _ := strconv.Atoi(line)
+		if n < 0 {
+			return lua.LFalse, next
+		}
+		s := string(b[next : next+n])
+		next += n + 2
+		if b[i] == '$' {
+			return lua.LString(s), next
+		}
+		vt := L.CreateTable(0, 2)
+		vt.RawSetString("string", lua.LString(s[4:]))
+		vt.RawSetString("format", lua.LString(s[:3]))
+		t := L.CreateTable(0, 1)
+		t.RawSetString("verbatim_string", vt)
+		return t, next
+	case '*', '~', '>':
+		n, _ := strconv.Atoi(line)
+		if n < 0 {
+			return lua.LFalse, next
+		}
+		if b[i] != '~' {
+			arr := L.CreateTable(n, 0)
+			for j := 1; j <= n; j++ {
+				var v lua.LValue
+				v, next = parseReply(L, b, next)
+				arr.RawSetInt(j, v)
+			}
+			return arr, next
+		}
+		set := L.CreateTable(0, n)
+		for range n {
+			var v lua.LValue
+			v, next = parseReply(L, b, next)
+			set.RawSet(v, lua.LTrue)
+		}
+		t := L.CreateTable(0, 1)
+		t.RawSetString("set", set)
+		return t, next
+	case '%':
+		n, _ := strconv.Atoi(line)
+		m := L.CreateTable(0, n)
+		for range n {
+			var k, v lua.LValue
+			k, next = parseReply(L, b, next)
+			v, next = parseReply(L, b, next)
+			m.RawSet(k, v)
+		}
+		t := L.CreateTable(0, 1)
+		t.RawSetString("map", m)
+		return t, next
+	case '_':
+		return lua.LNil, next
+	case '#':
+		return lua.LBool(line == "t"), next
+	case ',':
+		f, _ := strconv.ParseFloat(line, 64)
+		t := L.CreateTable(0, 1)
+		t.RawSetString("double", lua.LNumber(f))
+		return t, next
+	case '(':
+		t := L.CreateTable(0, 1)
+		t.RawSetString("big_number", lua.LString(line))
+		return t, next
+	}
+	return lua.LNil, next
+}
+
+func indexCRLF(b []byte) int {
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == '\r' && b[i+1] == '\n' {
+			return i
+		}
+	}
+	return len(b)
+}
+
+func redisSha1hex(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		raise(L, "wrong number of arguments")
+	}
+	s := ""
+	switch v := L.Get(1).(type) {
+	case lua.LString:
+		s = string(v)
+	case lua.LNumber:
+		s = fmtNum14(float64(v))
+	}
+	L.Push(lua.LString(SHA1Hex([]byte(s))))
+	return 1
+}
+
+func redisErrorReply(L *lua.LState) int {
+	s, ok := L.Get(1).(lua.LString)
+	if L.GetTop() != 1 || !ok {
+		L.Push(errorTable(L, "wrong number or type of arguments"))
+		return 1
+	}
+	msg := string(s)
+	if !strings.HasPrefix(msg, "-") {
+		msg = "-" + msg
+	}
+	L.Push(errorTable(L, msg))
+	return 1
+}
+
+func redisStatusReply(L *lua.LState) int {
+	s, ok := L.Get(1).(lua.LString)
+	if L.GetTop() != 1 || !ok {
+		L.Push(errorTable(L, "wrong number or type of arguments"))
+		return 1
+	}
+	t := L.CreateTable(0, 1)
+	t.RawSetString("ok", s)
+	L.Push(t)
+	return 1
+}
+
+// redisLog is redis.log: Redis's levels go to slog (verbose as debug,
+// notice as info).
+func redisLog(L *lua.LState) int {
+	n := L.GetTop()
+	if n < 2 {
+		raise(L, "redis.log() requires two arguments or more.")
+	}
+	lv, ok := luaNumber(L.Get(1))
+	if !ok {
+		raise(L, "First argument must be a number (log level).")
+	}
+	level := int(lv)
+	if level < 0 || level > 3 {
+		raise(L, "Invalid debug level.")
+	}
+	var parts []string
+	for i := 2; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			parts = append(parts, string(v))
+		case lua.LNumber:
+			parts = append(parts, fmtNum14(float64(v)))
+		}
+	}
+	slevel := [...]slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn}[level]
+	slog.Log(context.Background(), slevel, strings.Join(parts, " "), "source", "script")
+	return 0
+}
+
+// luaNumber is lua_isnumber/lua_tonumber: numbers and numeric strings.
+func luaNumber(v lua.LValue) (float64, bool) {
+	switch v := v.(type) {
+	case lua.LNumber:
+		return float64(v), true
+	case lua.LString:
+		f, ok := num.ParseFloat([]byte(strings.TrimSpace(string(v))))
+		return f, ok
+	}
+	return 0, false
+}
+
+func (e *luaEnv) setresp(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		raise(L, "redis.setresp() requires one argument.")
+	}
+	n, _ := luaNumber(L.Get(1))
+	if n != 2 && n != 3 {
+		raise(L, "RESP version must be 2 or 3.")
+	}
+	e.resp = int(n)
+	return 0
+}
+
+// redisSetRepl checks its argument as Redis does; scripts are replicated
+// as whole records, so the flags change nothing.
+func redisSetRepl(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		raise(L, "redis.set_repl() requires two arguments.")
+	}
+	n, _ := luaNumber(L.Get(1))
+	if int(n)&^3 != 0 {
+		raise(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+	}
+	return 0
+}
+
+func (e *luaEnv) aclCheckCmd(L *lua.LState) int {
+	argv, msg := luaArgv(L)
+	if msg != "" {
+		raise(L, msg)
+	}
+	if Lookup(argv[0]) == nil {
+		raise(L, "Invalid command passed to redis.acl_check_cmd()")
+	}
+	L.Push(lua.LTrue) // the default user may run everything
+	return 1
+}
