@@ -59,11 +59,28 @@ func (l *ledger) process(stream string, m redis.XMessage) error {
 }
 
 func TestQueue(t *testing.T) {
-	srv := testutil.StartBasalt(t, "")
+	runQueue(t, []string{testutil.StartBasalt(t, "").Addr})
+}
+
+// TestQueueCluster runs the queue on a 3-node cluster, each client on one
+// of the nodes (followers forward to the leader).
+func TestQueueCluster(t *testing.T) {
+	c := testutil.StartCluster(t, 3)
+	var addrs []string
+	for _, n := range c.Nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	runQueue(t, addrs)
+	c.WaitConverged(t, 20*time.Second)
+}
+
+func runQueue(t *testing.T, addrs []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
+	var clients atomic.Int64
 	client := func() *redis.Client {
-		return redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 2, MaxRetries: -1,
+		addr := addrs[int(clients.Add(1))%len(addrs)]
+		return redis.NewClient(&redis.Options{Addr: addr, PoolSize: 2, MaxRetries: -1,
 			ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
 	}
 	admin := client()
