@@ -660,6 +660,24 @@ func (s *Shard) drop(err error) {
 	s.group = nil
 }
 
+// dropRefused abandons the groups in flight after Raft refused to take
+// group id (this node stopped leading, or is handing leadership over).
+// Only that group's clients learn that their writes were not applied: the
+// groups proposed before it are in Raft's log and may still commit (they
+// are then applied from the log), and those after it may have been taken,
+// so their outcome is unknown.
+func (s *Shard) dropRefused(id uint64) {
+	for _, p := range s.pending {
+		if p.id == id {
+			for _, pr := range p.done {
+				reply(pr, &NotLeaderError{Leader: s.Leader()})
+			}
+			p.done = nil
+		}
+	}
+	s.drop(ErrUnknownOutcome)
+}
+
 // handle takes one event of the Raft loop.
 func (s *Shard) handle(ev event) {
 	switch {
@@ -673,7 +691,7 @@ func (s *Shard) handle(ev event) {
 	case ev.dropped != 0:
 		for _, p := range s.pending {
 			if p.id == ev.dropped {
-				s.drop(&NotLeaderError{Leader: s.Leader()})
+				s.dropRefused(ev.dropped)
 				break
 			}
 		}
