@@ -14,13 +14,18 @@
 //
 // A failure prints its seed; BASALT_CHAOS_SEED=N replays the same choices
 // of faults and operations (not their timing, so not always the same
-// interleaving). BASALT_BIN=path tests a prebuilt binary (one built with
-// -race, say).
+// interleaving). A history that is not linearizable is written, with a
+// porcupine visualization and the nodes' logs, to a directory under
+// $TMPDIR that outlives the test (named in the failure). BASALT_BIN=path
+// tests a prebuilt binary (one built with -race, say).
+//
+// Which failures leave a write's outcome unknown, and which say it was not
+// applied, is notApplied's business (nemesis_test.go): the checks hold
+// basalt to the latter.
 package cluster
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -48,8 +53,6 @@ const (
 	opSetGet               // SET k v GET: sets and returns the old value
 	opIncr                 // INCR k
 )
-
-var opNames = [...]string{"GET", "SET", "SET...GET", "INCR"}
 
 // regInput is an operation's input; Val is the value SET writes.
 type regInput struct {
@@ -139,7 +142,7 @@ type history struct {
 	ops        []porcupine.Operation
 	unexpected []string       // replies no failover explains: each fails the test
 	procs      int            // porcupine client IDs handed out
-	dropped    int            // failed reads, left out
+	dropped    int            // failed reads and refused writes, left out
 	unknown    int            // writes of unknown outcome
 	errors     map[string]int // failures by kind, for the log
 }
@@ -379,9 +382,6 @@ func TestLinearizability(t *testing.T) {
 	if len(h.unexpected) > 0 {
 		t.Errorf("seed %d: replies no failover explains:\n  %s", seed, strings.Join(h.unexpected, "\n  "))
 	}
-	if d := os.Getenv("BASALT_CHAOS_DUMP"); d != "" {
-		dumpHistory(t, d, h.ops)
-	}
 	t.Logf("%.1fs: checking", float64(clk.now())/1e9)
 	checkLinearizable(t, seed, h.ops, nem, dur)
 	t.Logf("%.1fs: checked", float64(clk.now())/1e9)
@@ -431,9 +431,11 @@ func checkLinearizable(t *testing.T, seed uint64, ops []porcupine.Operation, nem
 		k := op.Input.(regInput).Key
 		byKey[k] = append(byKey[k], op)
 	}
-	// Valid histories check in well under a second; the limit is for a
-	// pathological search.
-	limit := max(120*time.Second, dur/4)
+	// Valid histories check in well under a second (160,000 operations
+	// in 2 minutes of workload: 0.3 s a key); the limit is for a
+	// pathological search, which porcupine may also need to prove a
+	// history illegal.
+	limit := max(30*time.Second, dur/5)
 	for k := range linKeys {
 		key := "k" + strconv.Itoa(k)
 		part, pruned := pruneUnobserved(byKey[key])
@@ -445,7 +447,7 @@ func checkLinearizable(t *testing.T, seed uint64, ops []porcupine.Operation, nem
 		case porcupine.Ok:
 			continue
 		case porcupine.Unknown:
-			t.Logf("key %s: the checker gave up after %v (not a failure)", key, limit)
+			t.Logf("WARNING: key %s: the checker gave up after %v, neither proving the history linearizable nor refuting it (seed %d)", key, limit, seed)
 			continue
 		}
 		_, info := porcupine.CheckOperationsVerbose(registerModel, part, 2*limit)
@@ -518,38 +520,4 @@ func describeHistory(ops []porcupine.Operation) string {
 		b.WriteString(describeOp(op) + "\n")
 	}
 	return b.String()
-}
-
-type dumpOp struct {
-	Client       int
-	In           regInput
-	Out          regOutput
-	Call, Return int64
-}
-
-func dumpHistory(t *testing.T, path string, ops []porcupine.Operation) {
-	var d []dumpOp
-	for _, op := range ops {
-		d = append(d, dumpOp{op.ClientId, op.Input.(regInput), op.Output.(regOutput), op.Call, op.Return})
-	}
-	b, _ := json.Marshal(d)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func loadHistory(t *testing.T, path string) []porcupine.Operation {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d []dumpOp
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatal(err)
-	}
-	var ops []porcupine.Operation
-	for _, o := range d {
-		ops = append(ops, porcupine.Operation{ClientId: o.Client, Input: o.In, Output: o.Out, Call: o.Call, Return: o.Return})
-	}
-	return ops
 }
