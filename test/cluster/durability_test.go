@@ -20,14 +20,14 @@ const durClients = 6
 type counter struct {
 	key       string
 	acked     int64 // the highest INCR reply: the counter reached it
-	attempted int64 // INCRs sent: the counter cannot exceed it
+	attempted int64 // INCRs sent, less those refused: the counter cannot exceed it
 	unknown   int   // INCRs whose outcome is unknown
-	lostAck   string
+	violation string
 }
 
 // incrLoop INCRs c.key until stop or the deadline. Every reply must be
 // above the previous one (one writer, applied at most once) and at most
-// the number of INCRs sent; the first violation is kept in lostAck.
+// the number of INCRs sent; the first violation is kept.
 func (c *counter) incrLoop(cl *client, clk clock, stop <-chan struct{}, deadline time.Time) {
 	defer cl.drop()
 	for time.Now().Before(deadline) {
@@ -53,12 +53,12 @@ func (c *counter) incrLoop(cl *client, clk clock, stop <-chan struct{}, deadline
 				break
 			}
 			c.unknown++
-			if !failoverError(r.Str) && c.lostAck == "" {
-				c.lostAck = fmt.Sprintf("INCR %s called at %.3fs: unexpected error %s", c.key, float64(call)/1e9, r)
+			if !failoverError(r.Str) && c.violation == "" {
+				c.violation = fmt.Sprintf("INCR %s called at %.3fs: unexpected error %s", c.key, float64(call)/1e9, r)
 			}
 		case r.Kind != ':' || r.Int <= c.acked || r.Int > c.attempted:
-			if c.lostAck == "" {
-				c.lostAck = fmt.Sprintf("INCR %s called at %.3fs on %s returned %s after an acknowledged %d, with %d INCRs sent",
+			if c.violation == "" {
+				c.violation = fmt.Sprintf("INCR %s called at %.3fs on %s returned %s after an acknowledged %d, with %d INCRs sent",
 					c.key, float64(call)/1e9, cl.conn.Addr, r, c.acked, c.attempted)
 			}
 			c.acked = max(c.acked, r.Int)
@@ -127,8 +127,8 @@ func TestDurability(t *testing.T) {
 		case v > ctr.attempted:
 			failures = append(failures, fmt.Sprintf("%s = %d after the restart, but only %d INCRs were sent", ctr.key, v, ctr.attempted))
 		}
-		if ctr.lostAck != "" {
-			failures = append(failures, ctr.lostAck)
+		if ctr.violation != "" {
+			failures = append(failures, ctr.violation)
 		}
 		t.Logf("%s: acknowledged %d, sent %d (%d of unknown outcome), read back %d", ctr.key, ctr.acked, ctr.attempted, ctr.unknown, v)
 	}
