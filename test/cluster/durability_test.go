@@ -72,7 +72,8 @@ func TestDurability(t *testing.T) {
 	seed := chaosSeed(t)
 	dur := chaosDuration(t, 15*time.Second)
 	t.Logf("seed %d (BASALT_CHAOS_SEED=%d replays its choices), workload %v", seed, seed, dur)
-	c := testutil.StartCluster(t, 3)
+	// A short log: a node restarted far behind catches up from a snapshot.
+	c := testutil.StartCluster(t, 3, "--log-retain", "10")
 	clk := clock{start: time.Now()}
 	nem := newNemesis(t, c, seed, clk)
 
@@ -143,6 +144,7 @@ func TestDurability(t *testing.T) {
 	}
 	digest := c.WaitConverged(t, 60*time.Second)
 	t.Logf("%d INCRs acknowledged; converged, digest %s", total, digest)
+	logRaftState(t, c)
 }
 
 // readCounter GETs a counter, retrying while the cluster settles.

@@ -1,5 +1,5 @@
-// Package cluster tests a 3-node basalt cluster under faults, Jepsen style:
-// clients work against random nodes while a nemesis kills, restarts and
+// Jepsen-style tests of a 3-node basalt cluster under faults: clients
+// work against random nodes while a nemesis kills, restarts and
 // isolates nodes, and what the clients saw is checked afterwards.
 //
 // TestLinearizability checks with porcupine that the history of SET, GET,
@@ -22,6 +22,7 @@
 // Which failures leave a write's outcome unknown, and which say it was not
 // applied, is notApplied's business (nemesis_test.go): the checks hold
 // basalt to the latter.
+
 package cluster
 
 import (
@@ -323,7 +324,8 @@ func TestLinearizability(t *testing.T) {
 	seed := chaosSeed(t)
 	dur := chaosDuration(t, 20*time.Second)
 	t.Logf("seed %d (BASALT_CHAOS_SEED=%d replays its choices), workload %v", seed, seed, dur)
-	c := testutil.StartCluster(t, 3)
+	// A short log: a node restarted far behind catches up from a snapshot.
+	c := testutil.StartCluster(t, 3, "--log-retain", "10")
 	clk := clock{start: time.Now()}
 	nem := newNemesis(t, c, seed, clk)
 	h := &history{}
@@ -388,6 +390,7 @@ func TestLinearizability(t *testing.T) {
 
 	digest := c.WaitConverged(t, 60*time.Second)
 	t.Logf("converged, digest %s", digest)
+	logRaftState(t, c)
 }
 
 // pruneUnobserved drops the writes of unknown outcome (SET, SET ... GET)

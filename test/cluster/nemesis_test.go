@@ -300,3 +300,12 @@ func evidenceDir(t *testing.T, c *testutil.Cluster, prefix string) string {
 	}
 	return dir
 }
+
+// logRaftState logs each node's log bounds: with --log-retain small, a
+// node that restarts far behind catches up from a snapshot.
+func logRaftState(t *testing.T, c *testutil.Cluster) {
+	for i, p := range c.Nodes {
+		st := testutil.Status(p.Addr)
+		t.Logf("node %d: %s, applied %s, log %s..%s", i+1, st["role"], st["applied_index"], st["log_first_index"], st["log_last_index"])
+	}
+}
