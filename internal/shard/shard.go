@@ -568,7 +568,9 @@ func ErrorReply(err error) string {
 	case errors.As(err, &nl):
 		return "TRYAGAIN " + err.Error()
 	case errors.Is(err, ErrUnknownOutcome):
-		return "TRYAGAIN " + err.Error()
+		// Not TRYAGAIN: clients retry that on their own (go-redis does),
+		// which is safe only for a write that was certainly not applied.
+		return "ERR " + err.Error()
 	case errors.Is(err, ErrClosed):
 		return "ERR server is shutting down"
 	}

@@ -114,6 +114,7 @@ func (c *client) drop() {
 // may get while the cluster fails over, to be retried.
 func failoverError(msg string) bool {
 	return strings.HasPrefix(msg, "TRYAGAIN ") ||
+		strings.HasPrefix(msg, "ERR leadership changed; ") ||
 		msg == "ERR the connection to the leader was lost" ||
 		msg == "ERR server is shutting down" ||
 		strings.HasPrefix(msg, "ERR timed out ") // ReadIndex on a leader that lost its quorum
@@ -124,7 +125,7 @@ func failoverError(msg string) bool {
 // NotLeaderError), or could not forward it (internal/server/forward.go:
 // no leader known, dialing it failed, the new connection to it failed
 // before the command was sent). Every other failure leaves the outcome
-// unknown: "TRYAGAIN leadership changed; the write may or may not have
+// unknown: "ERR leadership changed; the write may or may not have
 // been applied", "ERR the connection to the leader was lost" (the
 // command had been forwarded), a broken connection, a timeout. The
 // checks hold basalt to this: a write reported not applied that was
