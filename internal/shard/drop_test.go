@@ -29,9 +29,9 @@ func TestDroppedProposalReplies(t *testing.T) {
 	}
 	s.handle(event{dropped: 2})
 	want := []string{
-		"-TRYAGAIN " + ErrUnknownOutcome.Error(),   // in the log, may commit
+		"-ERR " + ErrUnknownOutcome.Error(),        // in the log, may commit
 		"-TRYAGAIN " + (&NotLeaderError{}).Error(), // refused: not applied
-		"-TRYAGAIN " + ErrUnknownOutcome.Error(),   // may have been taken after
+		"-ERR " + ErrUnknownOutcome.Error(),        // may have been taken after
 	}
 	for i, p := range props {
 		select {

@@ -93,7 +93,8 @@ type Config struct {
 	Advertise string
 	RaftDir   string // the Raft log's directory
 	Fsync     Fsync
-	// LogRetain is how many applied entries a lone node keeps in its log.
+	// LogRetain is how many applied entries the log keeps (0: all); a
+	// follower further behind catches up from a snapshot.
 	LogRetain uint64
 	// TickInterval is Raft's tick (default 50ms); a leader sends heartbeats
 	// every two ticks, and a follower that hears none for ElectionTicks
