@@ -601,13 +601,18 @@ func (s *Shard) propose(group []*Proposal) {
 			rec.Time = s.clock()
 		}
 		rec.Seed = s.rng.Uint64()
+		before := tx.Writes()
 		s.applyOne(tx, rec, p.W)
-		// Logged after applying: an EXEC whose WATCH failed is logged as
-		// aborted, so applying the log needs no watch state.
-		buf = rec.Marshal(buf[:0])
-		data = binary.AppendUvarint(data, uint64(len(buf)))
-		data = append(data, buf...)
-		records++
+		// Logged after applying, and only if it changed something (or is
+		// a PUBLISH, which every node must see): a PFADD of known elements,
+		// a SET NX on a taken key or an EXEC whose WATCH failed leaves
+		// nothing for a replica to apply.
+		if tx.Writes() != before || rec.Kind == KindPublish {
+			buf = rec.Marshal(buf[:0])
+			data = binary.AppendUvarint(data, uint64(len(buf)))
+			data = append(data, buf...)
+			records++
+		}
 		return !(rec.Block && rec.BlockedOn != nil)
 	}
 	var done []*Proposal
@@ -622,8 +627,21 @@ func (s *Shard) propose(group []*Proposal) {
 			done = append(done, s.serveBlocked(apply)...)
 		}
 	}
-	if records == 0 {
+	if records == 0 && (len(done) == 0 || len(s.pending) > 0 || s.Lone()) {
+		// Nothing to log. The replies stand on the state the group saw:
+		// they go out with the group before it, or at once if that state
+		// is committed and no other leader can exist. (A member of a
+		// larger group still proposes the empty entry: its commit shows
+		// the node still leads, as a read's ReadIndex would.)
 		tx.Close()
+		s.group = nil
+		if n := len(s.pending); n > 0 {
+			s.pending[n-1].done = append(s.pending[n-1].done, done...)
+			return
+		}
+		for _, p := range done {
+			p.Done <- struct{}{}
+		}
 		return
 	}
 	s.pending = append(s.pending, &inflight{id: id, tx: tx, touched: touched, done: done, records: records})

@@ -91,7 +91,30 @@ func (t *Tx) VisitString(key []byte, m Meta, start, end int64, fn func(off, n in
 		pos = to
 		return ok
 	}
-	from, to := chunkSub(start/ChunkSize), chunkSub((end-1)/ChunkSize+1)
+	first, last := start/ChunkSize, (end-1)/ChunkSize
+	if last-first < pointReads {
+		// A few chunks: point reads find each one's newest version at
+		// once, where an iterator steps over every older version of a hot
+		// key (an HLL or a bitmap rewritten thousands of times).
+		for ci := first; ci <= last; ci++ {
+			v, ok := t.Member(key, chunkSub(ci))
+			if !ok {
+				continue
+			}
+			cs := ci * ChunkSize
+			lo, hi := max(cs, start), min(cs+int64(len(v)), end)
+			if lo >= hi {
+				continue
+			}
+			if !zeros(lo) || !fn(lo, hi-lo, v[lo-cs:hi-cs]) {
+				return
+			}
+			pos = hi
+		}
+		zeros(end)
+		return
+	}
+	from, to := chunkSub(first), chunkSub(last+1)
 	t.Members(key, from, to, false, func(sub, v []byte) bool {
 		cs := int64(binary.BigEndian.Uint32(sub)) * ChunkSize
 		lo, hi := max(cs, start), min(cs+int64(len(v)), end)
@@ -109,6 +132,10 @@ func (t *Tx) VisitString(key []byte, m Meta, start, end int64, fn func(off, n in
 		zeros(end)
 	}
 }
+
+// pointReads is how many chunks a read fetches one by one rather than with
+// an iterator.
+const pointReads = 64
 
 // WriteString replaces whatever key holds with the string value, with the
 // given expiry (0: none), and returns its metadata.
@@ -143,6 +170,7 @@ func (t *Tx) WriteStringFunc(key []byte, n, expireAt int64, fill func(off int64,
 	// are dropped.
 	m := Meta{Type: TypeString, ExpireAt: expireAt, Chunked: true, Raw: true,
 		Body: binary.BigEndian.AppendUint64(nil, uint64(n))}
+	old, existed := t.rawMeta(key)
 	t.Put(key, m)
 	buf := make([]byte, ChunkSize)
 	var i int64
@@ -152,8 +180,13 @@ func (t *Tx) WriteStringFunc(key []byte, n, expireAt int64, fill func(off int64,
 		fill(i*ChunkSize, piece)
 		t.putChunk(key, i, piece)
 	}
-	p := MemberPrefix(nil, t.phys(), key)
-	t.delRange(append(p, chunkSub(i)...), PrefixEnd(p))
+	// Chunks past the new end go, if there can be any: a range deletion
+	// for every rewrite would pile up tombstones that every later read of
+	// the key has to step through.
+	if existed && old.Type == TypeString && old.Chunked && old.StringLen() > i*ChunkSize {
+		p := MemberPrefix(nil, t.phys(), key)
+		t.delRange(append(p, chunkSub(i)...), PrefixEnd(p))
+	}
 	return m
 }
 

@@ -54,6 +54,8 @@ type Tx struct {
 	// deletion (FLUSHDB) made the cache stale for this batch.
 	written map[string]cacheEntry
 	flushed bool
+
+	writes int // changes made so far (see Writes)
 }
 
 // chain is the view shared by chained write Txs.
@@ -120,8 +122,13 @@ func (t *Tx) Close() {
 	}
 }
 
+// Writes counts the changes the Tx made so far: a command that leaves it
+// unchanged changed nothing.
+func (t *Tx) Writes() int { return t.writes }
+
 // set and del write to the Tx's own batch and to its chain's view.
 func (t *Tx) set(k, v []byte) {
+	t.writes++
 	if err := t.b.Set(k, v, nil); err != nil {
 		panic(err)
 	}
@@ -131,6 +138,7 @@ func (t *Tx) set(k, v []byte) {
 }
 
 func (t *Tx) del(k []byte) {
+	t.writes++
 	if err := t.b.Delete(k, nil); err != nil {
 		panic(err)
 	}
@@ -140,6 +148,7 @@ func (t *Tx) del(k []byte) {
 }
 
 func (t *Tx) delRange(lo, hi []byte) {
+	t.writes++
 	if err := t.b.DeleteRange(lo, hi, nil); err != nil {
 		panic(err)
 	}
@@ -593,4 +602,5 @@ func (t *Tx) Swap(a, b int) {
 	}
 	t.dbMap[a], t.dbMap[b] = t.dbMap[b], t.dbMap[a]
 	t.dbMapDirty = true
+	t.writes++
 }
