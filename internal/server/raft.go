@@ -69,12 +69,8 @@ func cmdRaft(c *Client, argv [][]byte) {
 			return
 		}
 		on := strings.EqualFold(string(argv[2]), "on")
-		for _, id := range sh.Status().Voters {
-			if id != sh.ID() {
-				tr.SetFault(id, on, on)
-			}
-		}
-		for id := range sh.Status().Peers {
+		st := sh.Status()
+		for _, id := range append(append(st.Voters, st.Learners...), peerIDs(st.Peers)...) {
 			if id != sh.ID() {
 				tr.SetFault(id, on, on)
 			}
@@ -128,4 +124,12 @@ func debugDigest(c *Client) {
 		return
 	}
 	c.reply().Simple(hex.EncodeToString(d[:]))
+}
+
+func peerIDs(m map[uint64]string) []uint64 {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	return ids
 }

@@ -476,19 +476,10 @@ func (s *Shard) loop() {
 			s.handle(ev)
 			continue
 		case p := <-props:
-			group = append(group[:0], p)
+			group = s.queued(append(group[:0], p))
 		case <-s.closing:
 			s.finish()
 			return
-		}
-	drain:
-		for len(group) < maxGroup {
-			select {
-			case p := <-s.props:
-				group = append(group, p)
-			default:
-				break drain
-			}
 		}
 		if !leading {
 			s.refuse(group, &NotLeaderError{Leader: s.Leader()})
@@ -504,7 +495,7 @@ func (s *Shard) finish() {
 	deadline := time.After(5 * time.Second)
 	for {
 		if len(s.pending) == 0 || s.roomInFlight() && len(s.props) > 0 {
-			group := s.queued()
+			group := s.queued(nil)
 			if len(group) == 0 {
 				return
 			}
@@ -520,15 +511,14 @@ func (s *Shard) finish() {
 			s.handle(ev)
 		case <-deadline:
 			s.drop(ErrUnknownOutcome)
-			s.refuse(s.queued(), ErrClosed)
+			s.refuse(s.queued(nil), ErrClosed)
 			return
 		}
 	}
 }
 
-// queued takes the proposals waiting, up to a group.
-func (s *Shard) queued() []*Proposal {
-	var group []*Proposal
+// queued appends the proposals waiting to group, up to a group's size.
+func (s *Shard) queued(group []*Proposal) []*Proposal {
 	for len(group) < maxGroup {
 		select {
 		case p := <-s.props:
@@ -735,15 +725,7 @@ func (s *Shard) applyEntries(ents []raftpb.Entry) {
 			tx = s.st.WriteTx()
 			touched = s.track(tx)
 		}
-		tx.SetApplied(last)
-		if err := tx.Commit(false); err != nil {
-			s.storeFailed(err)
-			tx.Close()
-			return
-		}
-		s.Watches.publish(touched, last, &s.applied)
-		s.setApplied(last, lastTerm)
-		s.Stats.Groups.Add(1)
+		s.commitApplied(tx, touched, last, lastTerm)
 		tx, touched, last = nil, nil, 0
 	}
 	for i := range ents {
@@ -825,22 +807,32 @@ func (s *Shard) installSnapshot(snap *raftpb.Snapshot) {
 func (s *Shard) commitPending(index, term uint64) {
 	p := s.pending[0]
 	s.pending = s.pending[1:]
-	p.tx.SetApplied(index)
-	if err := p.tx.Commit(false); err != nil {
-		s.storeFailed(err)
-		p.tx.Close()
+	if err := s.commitApplied(p.tx, p.touched, index, term); err != nil {
 		for _, pr := range p.done {
 			reply(pr, err)
 		}
 		return
 	}
-	s.Watches.publish(p.touched, index, &s.applied)
-	s.setApplied(index, term)
 	s.Stats.Records.Add(int64(p.records))
-	s.Stats.Groups.Add(1)
 	for _, pr := range p.done {
 		pr.Done <- struct{}{}
 	}
+}
+
+// commitApplied commits tx as the store's state up to entry index (of
+// term) and makes it visible to reads and WATCH. A failed commit stops the
+// shard's writes.
+func (s *Shard) commitApplied(tx *store.Tx, touched *groupTouches, index, term uint64) error {
+	tx.SetApplied(index)
+	if err := tx.Commit(false); err != nil {
+		s.storeFailed(err)
+		tx.Close()
+		return err
+	}
+	s.Watches.publish(touched, index, &s.applied)
+	s.setApplied(index, term)
+	s.Stats.Groups.Add(1)
+	return nil
 }
 
 // applyEntry applies the records of one entry to tx.
