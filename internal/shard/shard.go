@@ -926,7 +926,7 @@ func (s *Shard) applyOne(tx *store.Tx, rec *Record, w *resp.Writer) {
 // the applier calls it, from the apply loop.
 func (s *Shard) WatchDirty(k WatchKey) bool {
 	for _, p := range s.pending { // groups applied but not committed yet
-		if p.touched.keys[watchID(k.DB, k.Key)] {
+		if p.touched.touches(watchID(k.DB, k.Key)) {
 			return true
 		}
 	}

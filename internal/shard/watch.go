@@ -63,9 +63,16 @@ func (w *Watches) Unwatch(db int, key []byte) {
 }
 
 // groupTouches collects what one group commit modified among watched keys.
+//
+// Writes made while nobody watches anything are not noted, to keep their
+// cost nil; the group is then marked untracked. A WATCH registered after
+// such a write but before the group commits must still see it (the client
+// reads the committed state, which lacks it), so an untracked group counts
+// as touching every key watched by the time it commits.
 type groupTouches struct {
-	w    *Watches
-	keys map[string]bool
+	w         *Watches
+	keys      map[string]bool
+	untracked bool
 }
 
 // track hooks tx so that modifications of watched keys are noted.
@@ -73,6 +80,7 @@ func (w *Watches) track(tx *store.Tx) *groupTouches {
 	g := &groupTouches{w: w}
 	tx.Touched = func(db int, key []byte) {
 		if w.n.Load() == 0 {
+			g.untracked = true
 			return
 		}
 		if g.keys == nil {
@@ -82,6 +90,7 @@ func (w *Watches) track(tx *store.Tx) *groupTouches {
 	}
 	tx.TouchedDBs = func(a, b int) {
 		if w.n.Load() == 0 {
+			g.untracked = true
 			return
 		}
 		w.mu.Lock()
@@ -103,6 +112,11 @@ func (w *Watches) track(tx *store.Tx) *groupTouches {
 // applied index, atomically with respect to Watch.
 func (w *Watches) publish(g *groupTouches, last uint64, applied *atomic.Uint64) {
 	w.mu.Lock()
+	if g.untracked {
+		for _, e := range w.keys {
+			e.lastMod = last
+		}
+	}
 	for id := range g.keys {
 		if e := w.keys[id]; e != nil {
 			e.lastMod = last
@@ -116,7 +130,7 @@ func (w *Watches) publish(g *groupTouches, last uint64, applied *atomic.Uint64) 
 // earlier in the group being applied now.
 func (w *Watches) Dirty(g *groupTouches, k WatchKey) bool {
 	id := watchID(k.DB, k.Key)
-	if g != nil && g.keys[id] {
+	if g != nil && g.touches(id) {
 		return true
 	}
 	w.mu.Lock()
@@ -125,3 +139,6 @@ func (w *Watches) Dirty(g *groupTouches, k WatchKey) bool {
 	w.mu.Unlock()
 	return dirty
 }
+
+// touches reports whether the group may have modified the watched key id.
+func (g *groupTouches) touches(id string) bool { return g.untracked || g.keys[id] }
