@@ -50,8 +50,8 @@ func (c *Client) dispatchMuted(argv [][]byte) {
 // Client state packed for other goroutines: db in bits 0-15, proto in
 // 16-19, MULTI in bit 20, queued commands from bit 32.
 func (c *Client) publishState() {
-	v := uint64(c.db&0xffff) | uint64(c.proto&0xf)<<16 | uint64(len(c.queued))<<32
-	if c.multi {
+	v := uint64(c.db&0xffff) | uint64(c.proto&0xf)<<16 | uint64(len(c.queued)+c.upQueued)<<32
+	if c.multi || c.upMulti {
 		v |= 1 << 20
 	}
 	if c.state.Load() != v {

@@ -42,6 +42,7 @@ type Client struct {
 
 	up            *upstream // the connection to the leader this client's commands go to
 	upMulti       bool      // the leader has this client in MULTI
+	upQueued      int       // commands forwarded inside that MULTI
 	watchLost     bool      // WATCHes made on this node before it stopped leading
 	readonly      bool      // READONLY: reads are served here even on a follower
 	readConfirmed bool      // a ReadIndex covers the reads buffered now
@@ -240,6 +241,14 @@ func (c *Client) dispatch(argv [][]byte) {
 			c.reply().Error("ERR command '" + name + "' is not available")
 			return
 		}
+		if c.up != nil && !c.readonly && showsData[cmd.Name] {
+			// This client's writes went to the leader: wait until this
+			// node has them, so INFO keyspace or DEBUG DIGEST after a
+			// write shows it.
+			if w := c.reply(); !c.confirmLocal(w) {
+				return
+			}
+		}
 		h(c, argv)
 	case cmd.Flags&command.Script != 0:
 		c.script(argv, now)
@@ -275,14 +284,25 @@ func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
 	cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w})
 }
 
+// showsData lists the node-local commands whose reply shows the data.
+var showsData = map[string]bool{"info": true, "debug": true}
+
+// confirmLocal waits until this node holds every write committed so far.
+func (c *Client) confirmLocal(w *resp.Writer) bool {
+	if err := c.srv.shard.ReadIndex(5 * time.Second); err != nil {
+		w.Error(shard.ErrorReply(err))
+		return false
+	}
+	return true
+}
+
 // confirmRead makes a read linearizable: it confirms leadership and waits
 // for the store to hold every write committed before this read arrived.
 // One confirmation covers every command already buffered. It answers the
 // error and returns false if that fails.
 func (c *Client) confirmRead(cmd *command.Command, w *resp.Writer) bool {
 	if !c.readonly && !c.readConfirmed && !localCommands[cmd.Name] {
-		if err := c.srv.shard.ReadIndex(5 * time.Second); err != nil {
-			w.Error(shard.ErrorReply(err))
+		if !c.confirmLocal(w) {
 			return false
 		}
 		c.readConfirmed = true

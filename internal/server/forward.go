@@ -15,7 +15,9 @@ import (
 // the leader keeps the client's state: MULTI, WATCH, blocking calls) and
 // relays the replies back in order. Reads of a client that sent READONLY
 // are served from this node's state instead, knowingly stale. Commands
-// about the node itself (INFO, RAFT, CONFIG, CLIENT...) stay here.
+// about the node itself or the connection (INFO, RAFT, CONFIG, CLIENT...)
+// stay here: the client is this node's connection, so CLIENT ID, LIST,
+// KILL and REPLY act here, and REPLY OFF/SKIP mute relayed replies too.
 //
 // A client that started forwarding keeps forwarding to the same leader.
 // If that connection fails (the leader died), the client's connection is
@@ -50,9 +52,7 @@ func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
 		return cmd == nil || cmd.Name != "quit" && cmd.Name != "reset"
 	}
 	if cmd != nil && localCommands[cmd.Name] {
-		// CLIENT is about the connection: once the leader has this
-		// client's state (its name, its MULTI), CLIENT asks there.
-		return cmd.Name == "client" && c.up != nil
+		return false
 	}
 	// A READONLY client reads here, unless it is inside MULTI.
 	kind := cmd
@@ -83,7 +83,7 @@ func (c *Client) forward(argv [][]byte) {
 		c.watchLost = true
 	}
 	if c.watchLost && cmd != nil && cmd.Name == "exec" && c.upMulti {
-		c.watchLost, c.upMulti = false, false
+		c.watchLost, c.upMulti, c.upQueued = false, false, 0
 		c.drainUpstream(true)
 		c.up.send([][]byte{[]byte("DISCARD")})
 		c.drainUpstream(false)
@@ -109,9 +109,11 @@ func (c *Client) forward(argv [][]byte) {
 	switch {
 	case cmd == nil:
 	case cmd.Name == "multi":
-		c.upMulti = true
+		c.upMulti, c.upQueued = true, 0
 	case cmd.Name == "exec" || cmd.Name == "discard":
-		c.upMulti = false
+		c.upMulti, c.upQueued = false, 0
+	case c.upMulti:
+		c.upQueued++ // for CLIENT LIST; the leader may still refuse it
 	case cmd.Name == "select" && len(argv) == 2:
 		if db, ok := c.parseDB(argv[1]); ok {
 			c.db = db // for this node's READONLY reads

@@ -493,7 +493,6 @@ func TestServer(t *testing.T) {
 	})
 
 	t.Run("Client", func(t *testing.T) {
-		skipThroughFollower(t)
 		d := testutil.NewDiff(t, redis.Addr, basalt.Addr)
 		d.Run(`
 			CLIENT GETNAME
@@ -564,8 +563,7 @@ func TestServer(t *testing.T) {
 		if n := infoField(t, g, "clients", "connected_clients"); int64(len(seen)) != n {
 			t.Errorf("CLIENT LIST has %d lines, connected_clients %d", len(seen), n)
 		}
-		// Through a follower, the leader holds the other client's MULTI.
-		if o := seen[strconv.FormatInt(otherID, 10)]; testutil.ClusterMode() <= 1 && (o == nil || o["flags"] != "x" || o["multi"] != "1" || o["cmd"] != "ping") {
+		if o := seen[strconv.FormatInt(otherID, 10)]; o == nil || o["flags"] != "x" || o["multi"] != "1" || o["cmd"] != "ping" {
 			t.Errorf("the other client in MULTI: %v", o)
 		}
 		if r := g.Do("CLIENT", "LIST", "ID", strconv.FormatInt(otherID, 10)); strings.Count(r.Str, "\n") != 1 || !strings.HasPrefix(r.Str, "id="+strconv.FormatInt(otherID, 10)+" ") {
@@ -611,7 +609,6 @@ func TestServer(t *testing.T) {
 	})
 
 	t.Run("ClientReply", func(t *testing.T) {
-		skipThroughFollower(t)
 		// Each server gets the same pipeline; the replies must be the same.
 		script := [][]string{
 			{"CLIENT", "REPLY", "OFF"},
@@ -704,13 +701,4 @@ func wantRole() string {
 		return "slave"
 	}
 	return "master"
-}
-
-// skipThroughFollower skips a test of connection state that a follower
-// does not mirror: once a client's commands are forwarded, the leader holds
-// its connection state (CLIENT ID, REPLY, KILL...). See docs/replication.md.
-func skipThroughFollower(t *testing.T) {
-	if testutil.ClusterMode() > 1 {
-		t.Skip("connection state lives on the leader when commands are forwarded")
-	}
 }
