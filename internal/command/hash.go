@@ -236,26 +236,31 @@ func cmdHMGet(c *Ctx) {
 // and HVALS. The reply is sized from the entries one iterator saw, not from
 // the header: a read has no snapshot, and a write may land in between.
 func hgetallGeneric(c *Ctx, fields, values bool) {
-	both := fields && values
-	var fs, vs [][]byte
-	if _, ok, wrong := c.Lookup(c.Args[1], store.TypeHash); ok {
-		fs, vs = hashAll(c, 0)
-	} else if wrong {
+	_, ok, wrong := c.Lookup(c.Args[1], store.TypeHash)
+	if wrong {
 		return
 	}
-	if both {
-		c.W.MapLen(len(fs))
-	} else {
-		c.W.ArrayLen(len(fs))
+	mark, n := c.W.Len(), 0
+	if ok {
+		// Streamed: no copy of the hash is made.
+		c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
+			if fields {
+				c.W.Bulk(store.HashedMember(sub))
+			}
+			if values {
+				c.W.Bulk(v)
+			}
+			n++
+			return true
+		})
 	}
-	for i := range fs {
-		if fields {
-			c.W.Bulk(fs[i])
+	c.W.LenBefore(mark, func() {
+		if fields && values {
+			c.W.MapLen(n)
+		} else {
+			c.W.ArrayLen(n)
 		}
-		if values {
-			c.W.Bulk(vs[i])
-		}
-	}
+	})
 }
 
 func cmdHDel(c *Ctx) {

@@ -99,6 +99,18 @@ func (w *Writer) NullArray() {
 // ArrayLen starts an array of n elements.
 func (w *Writer) ArrayLen(n int) { w.header('*', int64(n)) }
 
+// LenBefore puts a length header, written by header, at mark: before the
+// elements written since, for a reply whose count is known only once its
+// elements are written (streamed from an iterator, not collected first).
+func (w *Writer) LenBefore(mark int, header func()) {
+	tail := len(w.Buf)
+	header()
+	var hdr [32]byte // a header is at most 23 bytes
+	n := copy(hdr[:], w.Buf[tail:])
+	copy(w.Buf[mark+n:], w.Buf[mark:tail])
+	copy(w.Buf[mark:], hdr[:n])
+}
+
 // MapLen starts a map of n key/value pairs (a flat array of 2n in RESP2).
 func (w *Writer) MapLen(n int) {
 	if w.Proto >= 3 {
