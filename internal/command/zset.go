@@ -324,20 +324,46 @@ func (z *zset) byRank(start, end int64, rev bool) []zentry {
 // replyEntries writes entries as ZRANGE does: members, with their scores
 // after each (RESP2) or as [member, score] pairs (RESP3) when withScores.
 func replyEntries(c *Ctx, out []zentry, withScores bool) {
-	if withScores && c.W.Proto == 2 {
-		c.W.ArrayLen(2 * len(out))
-	} else {
-		c.W.ArrayLen(len(out))
-	}
+	r := newEntryReply(c, withScores)
 	for _, e := range out {
-		if withScores && c.W.Proto > 2 {
-			c.W.ArrayLen(2)
-		}
-		c.W.Bulk(e.member)
-		if withScores {
-			c.W.Double(e.score)
-		}
+		r.add(e.member, e.score)
 	}
+	r.done()
+}
+
+// entryReply streams a reply of sorted set entries as a walk finds them;
+// done puts the count in front.
+type entryReply struct {
+	c          *Ctx
+	withScores bool
+	mark, n    int
+}
+
+func newEntryReply(c *Ctx, withScores bool) *entryReply {
+	return &entryReply{c: c, withScores: withScores, mark: c.W.Len()}
+}
+
+func (r *entryReply) add(member []byte, score float64) {
+	w := r.c.W
+	if r.withScores && w.Proto > 2 {
+		w.ArrayLen(2)
+	}
+	w.Bulk(member)
+	if r.withScores {
+		w.Double(score)
+	}
+	r.n++
+}
+
+func (r *entryReply) done() {
+	w := r.c.W
+	w.LenBefore(r.mark, func() {
+		if r.withScores && w.Proto == 2 {
+			w.ArrayLen(2 * r.n)
+		} else {
+			w.ArrayLen(r.n)
+		}
+	})
 }
 
 // ZADD/ZINCRBY flags (Redis's ZADD_IN_*).

@@ -293,6 +293,11 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, kind, dir int) {
 	}
 	var out []zentry
 	collect := func(m []byte, s float64) { out = append(out, zentry{append([]byte(nil), m...), s}) }
+	var reply *entryReply
+	if !store { // a reply streams what the walk finds
+		reply = newEntryReply(c, withScores)
+		collect = reply.add
+	}
 	bigStart := false // Redis sizes ZRANGESTORE's result when it knows it
 	switch kind {
 	case zrRank:
@@ -309,7 +314,10 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, kind, dir int) {
 		c.W.Int(zsetStore(c, c.Args[1], out, bigStart, false))
 		return
 	}
-	replyEntries(c, out, withScores)
+	for _, e := range out {
+		reply.add(e.member, e.score)
+	}
+	reply.done()
 }
 
 // rankRange turns start and end (negative: from the end) into a valid
