@@ -10,14 +10,17 @@ import (
 // Apply is the shard's applier: it runs a record's commands against the
 // write batch. It depends only on the state and the record.
 func Apply(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer) {
+	// The shard gives no writer exactly when it applies a record from the
+	// log: the leader applying a client's record is the live case.
+	live := w != nil
 	if w == nil {
 		w = resp.NewWriter(2) // replaying: the reply is thrown away
 	}
 	switch rec.Kind {
 	case shard.KindCommand:
-		Exec(tx, rec, rec.Cmds[0], rec.Seed, w)
+		run(tx, rec, rec.Cmds[0], rec.Seed, w, live)
 	case shard.KindExec:
-		applyExec(tx, rec, sh, w)
+		applyExec(tx, rec, sh, w, live)
 	case shard.KindExpire:
 		for _, key := range rec.Cmds[0] {
 			tx.Lookup(key) // deletes the key if it is past its expiry
@@ -30,17 +33,22 @@ func Apply(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer) {
 // Exec runs one command of rec on tx. The command must exist and its arity
 // must have been checked.
 func Exec(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.Writer) {
+	run(tx, rec, argv, seed, w, false)
+}
+
+// run is Exec, live if the leader applies rec for a client.
+func run(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.Writer, live bool) {
 	cmd := Lookup(argv[0])
 	if cmd == nil || cmd.Run == nil {
 		w.Error("ERR unknown command '" + string(argv[0]) + "'")
 		return
 	}
-	cmd.Run(&Ctx{Tx: tx, Args: argv, W: w, Seed: seed, rec: rec})
+	cmd.Run(&Ctx{Tx: tx, Args: argv, W: w, Seed: seed, rec: rec, live: live})
 }
 
 // applyExec runs a MULTI/EXEC block as one record: all or (if a watched key
 // changed) nothing, with no other write in between.
-func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer) {
+func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer, live bool) {
 	for _, k := range rec.Watch {
 		if (sh != nil && sh.WatchDirty(k)) || (k.Live && !tx.Alive(k.DB, k.Key)) {
 			rec.Kind, rec.Cmds, rec.Watch = shard.KindAborted, nil, nil
@@ -64,7 +72,7 @@ func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer)
 			rec.ConnAt = append(rec.ConnAt, len(w.Buf))
 			continue
 		}
-		Exec(tx, rec, argv, rec.Seed+uint64(i), w)
+		run(tx, rec, argv, rec.Seed+uint64(i), w, live)
 	}
 }
 

@@ -126,6 +126,10 @@ type Ctx struct {
 	W    *resp.Writer
 	Seed uint64
 	rec  *shard.Record // nil for reads
+	// live: the leader applies rec for a client now; false when rec comes
+	// from the log (a follower, a restart, Replay). Only a live script may
+	// be stopped (script_kill.go).
+	live bool
 }
 
 // MayBlock reports whether a blocking command that finds nothing should

@@ -324,9 +324,15 @@ func cmdScript(c *Ctx) {
 		flushScripts()
 		c.W.OK()
 	case "kill":
-		// Scripts run inside the apply loop, where nothing can interrupt
-		// them; by the time this command is read, none is running for it.
-		c.W.Error("NOTBUSY No scripts in execution right now.")
+		msg := errNotBusy // inside EXEC, in the apply loop: nothing else runs
+		if c.rec == nil {
+			msg = KillScript()
+		}
+		if msg != "" {
+			c.W.Error(msg)
+			return
+		}
+		c.W.OK()
 	case "debug":
 		c.W.Error("ERR SCRIPT DEBUG is not supported")
 	case "help":

@@ -41,6 +41,7 @@ type luaEnv struct {
 
 	// The run in progress.
 	c        *Ctx
+	kr       *scriptRun // nil if the run may not be stopped
 	sha      string
 	readOnly bool
 	resp     int
@@ -225,6 +226,9 @@ func (e *luaEnv) pcall(L *lua.LState) int {
 		if ae, ok := err.(*lua.ApiError); ok {
 			obj = ae.Object
 		}
+		if e.killed() { // it is raised again at the next instruction
+			obj = lua.LString(errKilled)
+		}
 		if t, ok := obj.(*lua.LTable); ok {
 			if s, ok := t.RawGetString("err").(lua.LString); ok {
 				obj = s
@@ -288,18 +292,40 @@ func (e *luaEnv) run(c *Ctx, s *script, keys, args [][]byte, readOnly bool) {
 	e.c, e.sha, e.readOnly, e.resp, e.calls, e.errLine = c, s.sha, readOnly, 2, 0, -1
 	clear(e.addrs)
 	db := c.Tx.DB
+	L := e.L
+	// A run may be stopped (see script_kill.go) if the leader applies it
+	// for a client, or if it runs on a read view; never when a record is
+	// applied from the log. The VM then checks a context at every
+	// instruction, which costs a few percent of pure Lua loops; cancelling
+	// it at the end also releases the contexts of the run's coroutines.
+	e.kr = nil
+	if c.live || c.rec == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		e.kr = startRun(c.live, cancel)
+		L.SetContext(ctx)
+	} else {
+		L.RemoveContext()
+	}
 	defer func() {
 		c.Tx.DB = db // SELECT inside a script doesn't change the caller's
 		e.c = nil
+		if e.kr != nil {
+			endRun(e.kr)
+			e.kr = nil
+		}
 	}()
 	e.pcg.Seed(c.Seed, c.Seed>>1|1)
 	e.globals.RawSetString("KEYS", e.strings(keys))
 	e.globals.RawSetString("ARGV", e.strings(args))
-	L := e.L
 	fn := L.NewFunctionFromProto(s.proto)
 	fn.Env = e.proxy
 	L.Push(fn)
 	if err := L.PCall(0, 1, e.handler); err != nil {
+		if e.killed() {
+			e.writeKilled(c)
+			return
+		}
 		e.writeError(c.W, err)
 		return
 	}
@@ -314,6 +340,34 @@ func (e *luaEnv) strings(vals [][]byte) *lua.LTable {
 		t.Append(lua.LString(v))
 	}
 	return t
+}
+
+// killed reports whether the run was stopped.
+func (e *luaEnv) killed() bool {
+	if e.kr == nil {
+		return false
+	}
+	e.kr.mu.Lock()
+	defer e.kr.mu.Unlock()
+	return e.kr.killed
+}
+
+// writeKilled answers Redis's error for a stopped script. In the apply
+// loop the script wrote nothing (or the shard is halted), and its command
+// in the record becomes a script that only returns that error: the log
+// never holds a stopped script.
+func (e *luaEnv) writeKilled(c *Ctx) {
+	msg := errKilled + " script: " + e.sha + ", on @user_script:" + strconv.Itoa(max(e.errLine, 0)) + "."
+	c.W.Error(msg)
+	if c.rec != nil {
+		c.Args[1] = killedScript(msg)
+		c.Args[2] = []byte("0") // the keys left are ARGV now: unused
+	}
+}
+
+// killedScript is the body of a script that returns the error msg.
+func killedScript(msg string) []byte {
+	return []byte("return redis.error_reply(" + strconv.Quote(msg) + ")")
 }
 
 // writeError writes the reply of a script that raised an error, with the
@@ -608,6 +662,24 @@ func (e *luaEnv) exec(argv [][]byte) string {
 		return ""
 	}
 	c := e.c
+	if r := e.kr; r != nil {
+		// SCRIPT KILL waits for the command, and may not stop the script
+		// once it called a write command (as Redis) or changed anything
+		// (a read deleting an expired key).
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.killed {
+			return "-" + errKilled
+		}
+		if flags&Write != 0 {
+			r.dirty = true
+		}
+		defer func(before int) {
+			if c.Tx.Writes() != before {
+				r.dirty = true
+			}
+		}(c.Tx.Writes())
+	}
 	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec}
 	cmd.Run(&e.sub)
 	e.calls++

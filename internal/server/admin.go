@@ -516,6 +516,9 @@ func configSet(c *Client, args [][]byte) {
 	if seen["client-output-buffer-limit"] {
 		s.hub.SetLimit(cfg.OutputLimits[pubsubClass])
 	}
+	if seen["busy-reply-threshold"] || seen["lua-time-limit"] {
+		command.SetScriptTimeLimit(cfg.LuaTimeLimit)
+	}
 	if seen["gomaxprocs"] && cfg.GoMaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.GoMaxProcs)
 	}
@@ -548,6 +551,9 @@ func (s *Server) rewriteConfig() error {
 		fields := strings.Fields(text)
 		if len(fields) > 0 && fields[0][0] != '#' {
 			name := strings.ToLower(fields[0])
+			if alias := configAliases[name]; alias != "" {
+				name = alias
+			}
 			if slices.Contains(ConfigNames, name) {
 				if !done[name] {
 					out = append(out, line(name))
@@ -561,7 +567,7 @@ func (s *Server) rewriteConfig() error {
 	header := false
 	for _, name := range ConfigNames {
 		v, _ := cfg.Get(name)
-		if dv, _ := def.Get(name); done[name] || v == dv {
+		if dv, _ := def.Get(name); done[name] || v == dv || configAliases[name] != "" {
 			continue
 		}
 		if !header {

@@ -23,9 +23,9 @@ func (c *Client) blockingCall(argv [][]byte) {
 		return
 	}
 	p := getProposal(c.proto)
-	defer putProposal(p)
 	p.Rec = shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}, Block: true}
 	if err := c.srv.shard.Propose(p); err != nil {
+		putProposal(p)
 		w.Error(proposeError(err))
 		return
 	}
@@ -38,20 +38,34 @@ func (c *Client) blockingCall(argv [][]byte) {
 	gone, stopWatching := c.watchDisconnect()
 	defer stopWatching()
 	h := c.srv.shard.Blocking(p)
-	select {
-	case <-p.Done:
-	case <-expired:
-		if withdrawn(h, p) {
-			w.NullArray() // what Redis answers a timeout, whatever the command
-			return
+	busy := command.ScriptBusyC()
+	for {
+		select {
+		case <-p.Done:
+		case <-busy:
+			if p.Withdraw() { // queued behind a script past its time limit
+				w.Error(command.ErrBusy)
+				return
+			}
+			busy = nil // the loop has it: wait as usual
+			continue
+		case <-expired:
+			if withdrawn(h, p) {
+				w.NullArray() // what Redis answers a timeout, whatever the command
+				putProposal(p)
+				return
+			}
+		case <-gone:
+			if withdrawn(h, p) {
+				c.closing = true
+				putProposal(p)
+				return
+			}
 		}
-	case <-gone:
-		if withdrawn(h, p) {
-			c.closing = true
-			return
-		}
+		break
 	}
 	w.Raw(p.W.Bytes())
+	putProposal(p)
 }
 
 // withdrawn cancels a blocked call; if the apply loop had it in hand, it

@@ -152,12 +152,54 @@ func (c *Client) waitPending() {
 // waitLocal waits for the proposed writes and appends their replies.
 func (c *Client) waitLocal() {
 	for i, p := range c.pending {
-		<-p.Done
-		c.out.Raw(p.W.Bytes())
-		putProposal(p)
+		if c.await(p) {
+			c.out.Raw(p.W.Bytes())
+			putProposal(p)
+		} else {
+			c.out.Error(command.ErrBusy)
+		}
 		c.pending[i] = nil
 	}
 	c.pending = c.pending[:0]
+}
+
+// await waits for a proposed write's reply. If a script in the apply loop
+// passes its time limit meanwhile and the write is still queued behind it,
+// the write is withdrawn instead, as Redis answers BUSY to the commands it
+// reads while the script runs, and await reports false: p must then not
+// be reused (the shard may still hold it).
+func (c *Client) await(p *shard.Proposal) bool {
+	select {
+	case <-p.Done:
+		return true
+	case <-command.ScriptBusyC():
+		if p.Withdraw() {
+			return false
+		}
+		<-p.Done // the loop has it: the script itself, or a write before it
+		return true
+	}
+}
+
+// busy answers BUSY for a command that arrives while a script in the apply
+// loop is past its time limit, and reports whether it did. This client's
+// own writes are waited for first: if the script is one of them, the
+// command runs once it ends, as Redis reads nothing more from a client
+// whose script runs.
+func (c *Client) busy(cmd *command.Command) bool {
+	w := c.reply()
+	if !command.ScriptBusy() {
+		return false
+	}
+	c.rejectInMulti()
+	if cmd.Name == "exec" {
+		// Redis aborts the transaction, and says why.
+		c.endMulti()
+		w.Error("EXECABORT Transaction discarded because of: " + command.ErrBusy)
+		return true
+	}
+	w.Error(command.ErrBusy)
+	return true
 }
 
 // reply gives direct access to the output after the pending writes.
@@ -224,6 +266,9 @@ func (c *Client) dispatch(argv [][]byte) {
 		c.reply().Error("ERR Command not allowed inside a transaction")
 		return
 	}
+	if command.ScriptBusy() && (cmd.Flags|kind.Flags)&command.AllowBusy == 0 && c.busy(cmd) {
+		return
+	}
 	if c.multi && !isTxControl(cmd.Name) {
 		c.queued = append(c.queued, argv)
 		c.reply().Simple("QUEUED")
@@ -250,6 +295,10 @@ func (c *Client) dispatch(argv [][]byte) {
 			}
 		}
 		h(c, argv)
+	case kind.Flags&command.AllowBusy != 0:
+		// SCRIPT KILL: it must not wait for the apply loop, as a read's
+		// ReadIndex may, and needs no data.
+		cmd.Run(&command.Ctx{Args: argv, W: c.reply()})
 	case cmd.Flags&command.Script != 0:
 		c.script(argv, now)
 	case cmd.Flags&command.Blocking != 0 && command.Blocks(argv):

@@ -26,6 +26,7 @@ type Config struct {
 	ProtoMaxBulkLen int64
 	GoMaxProcs      int
 	LogRetain       int64  // records the log keeps after applying them (0: all)
+	LuaTimeLimit    int64  // ms a script runs before other clients get BUSY
 	CacheSize       int64  // Pebble block cache, bytes
 	MetaCacheSize   int64  // in-memory metadata cache, bytes (0: off)
 	File            string // the --config file, which CONFIG REWRITE updates ("" none)
@@ -59,6 +60,7 @@ func DefaultConfig() Config {
 		MaxClients:      10000,
 		ProtoMaxBulkLen: resp.DefaultMaxBulk,
 		LogRetain:       100000,
+		LuaTimeLimit:    5000,
 		CacheSize:       store.DefaultCacheSize,
 		MetaCacheSize:   store.DefaultMetaCacheSize,
 		OutputLimits:    [3]BufferLimit{{}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}},
@@ -141,6 +143,15 @@ func (c *Config) Set(name, value string) error {
 		c.LogRetain = n
 	case "client-output-buffer-limit":
 		return c.setOutputLimits(value)
+	case "busy-reply-threshold", "lua-time-limit":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return fmt.Errorf("argument couldn't be parsed into an integer")
+		}
+		if n < 0 {
+			return fmt.Errorf("argument must be between 0 and 9223372036854775807 inclusive")
+		}
+		c.LuaTimeLimit = n
 	default:
 		return fmt.Errorf("unknown option '%s'", name)
 	}
@@ -171,6 +182,8 @@ func (c *Config) Get(name string) (string, bool) {
 		return strconv.Itoa(c.GoMaxProcs), true
 	case "log-retain":
 		return strconv.FormatInt(c.LogRetain, 10), true
+	case "busy-reply-threshold", "lua-time-limit":
+		return strconv.FormatInt(c.LuaTimeLimit, 10), true
 	case "cache-size":
 		return strconv.FormatInt(c.CacheSize, 10), true
 	case "meta-cache-size":
@@ -230,7 +243,11 @@ func FormatCluster(m map[uint64]string) string {
 // ConfigNames lists the settings in the order CONFIG GET * returns them.
 var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
 	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size", "meta-cache-size",
-	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit"}
+	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit",
+	"busy-reply-threshold", "lua-time-limit"}
+
+// configAliases maps old names to the name CONFIG REWRITE writes.
+var configAliases = map[string]string{"lua-time-limit": "busy-reply-threshold"}
 
 // setOutputLimits reads "<class> <hard> <soft> <seconds>"..., all or nothing.
 func (c *Config) setOutputLimits(value string) error {

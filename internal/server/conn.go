@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"basalt/internal/command"
 	"basalt/internal/num"
 )
 
@@ -207,9 +208,12 @@ func cmdReset(c *Client, argv [][]byte) {
 }
 
 func cmdShutdown(c *Client, argv [][]byte) {
+	nosave := false
 	for _, a := range argv[1:] {
 		switch strings.ToLower(string(a)) {
-		case "nosave", "save", "now", "force":
+		case "nosave":
+			nosave = true
+		case "save", "now", "force":
 		case "abort":
 			c.reply().Error("ERR No shutdown in progress.")
 			return
@@ -217,6 +221,11 @@ func cmdShutdown(c *Client, argv [][]byte) {
 			c.reply().Error("ERR syntax error")
 			return
 		}
+	}
+	if !nosave && command.ScriptBusy() {
+		// Only NOSAVE may stop a busy script, whatever it wrote (see Close).
+		c.reply().Error(command.ErrBusy)
+		return
 	}
 	c.waitPending()
 	c.srv.requestShutdown()

@@ -59,7 +59,8 @@ func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
 	if cmd != nil && len(cmd.Subcommands) > 0 && len(argv) > 1 {
 		kind = cmd.Subcommand(argv[1]) // XGROUP CREATE is a write, XINFO a read
 	}
-	readOnly := kind != nil && !kind.IsWrite() && cmd.Flags&(command.Conn|command.Blocking) == 0
+	// SCRIPT KILL (AllowBusy) is for the leader's scripts.
+	readOnly := kind != nil && !kind.IsWrite() && cmd.Flags&(command.Conn|command.Blocking) == 0 && kind.Flags&command.AllowBusy == 0
 	if cmd != nil && cmd.Flags&command.Script != 0 { // EVAL may write, EVAL_RO may not
 		readOnly = cmd.Flags&command.ReadOnly != 0
 	}

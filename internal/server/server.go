@@ -63,6 +63,7 @@ func New(cfg Config) (*Server, error) {
 	hub := newHub(cfg.OutputLimits[pubsubClass])
 	sc := shardConfig(cfg)
 	sc.Publish = hub.Publish
+	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	sh, err := shard.New(st, command.Apply, sc)
 	if err != nil {
 		st.Close()
@@ -186,6 +187,17 @@ func (s *Server) Close() error {
 		c.nc.Close()
 	}
 	s.mu.Unlock()
+	if command.LiveScript() {
+		// A script in the apply loop would hold up its client and the
+		// shard for as long as it runs (forever, for a runaway one):
+		// stop it, written or not, after halting the shard so that its
+		// record is dropped, never logged. Its writes were never
+		// acknowledged: this is a crash before its reply.
+		s.shard.Halt()
+		for command.StopScripts() {
+			time.Sleep(time.Millisecond)
+		}
+	}
 	s.wg.Wait()
 	s.shard.Close()
 	if err := s.st.SyncWAL(); err != nil {

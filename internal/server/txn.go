@@ -64,17 +64,19 @@ func cmdExec(c *Client, argv [][]byte) {
 	c.multi, c.multiErr, c.queued, c.watching = false, false, nil, nil
 	w := c.reply()
 	p := getProposal(c.proto)
-	defer putProposal(p)
 	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: queued, Watch: watched}
 	err := c.srv.shard.Propose(p)
-	if err == nil {
-		<-p.Done
-	}
+	withdrawn := err == nil && !c.await(p)
 	// Unregister only now: until the record was applied, the apply loop had
 	// to see modifications of these keys.
 	for _, k := range watched {
 		c.srv.shard.Watches.Unwatch(k.DB, k.Key)
 	}
+	if withdrawn { // queued behind a script past its time limit
+		w.Error("EXECABORT Transaction discarded because of: " + command.ErrBusy)
+		return
+	}
+	defer putProposal(p)
 	if err != nil {
 		w.Error(proposeError(err))
 		return

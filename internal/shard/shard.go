@@ -62,14 +62,34 @@ type Proposal struct {
 	// cancelled is set (under the shard's blockMu) when a blocking
 	// proposal is withdrawn before the apply loop got to block it.
 	cancelled bool
+
+	// state says whether the apply loop took the proposal or its client
+	// withdrew it first (Withdraw).
+	state atomic.Int32
 }
+
+// Proposal states.
+const (
+	propQueued int32 = iota
+	propTaken
+	propWithdrawn
+)
 
 // Recycle makes a completed proposal ready for another record.
 func (p *Proposal) Recycle() {
 	p.Rec = Record{}
 	p.W.Reset()
 	p.cancelled = false
+	p.state.Store(propQueued)
 }
+
+// Withdraw takes back a proposal the apply loop has not started on: it
+// will never be applied nor answered. A client whose write waits behind a
+// script past its time limit withdraws it and answers BUSY instead. It
+// reports false if the loop has the proposal already: its reply comes as
+// usual. A withdrawn proposal may still sit in the loop's queue, so it
+// must not be reused.
+func (p *Proposal) Withdraw() bool { return p.state.CompareAndSwap(propQueued, propWithdrawn) }
 
 // NewProposal returns a proposal for rec with its own reply writer.
 func NewProposal(rec Record, proto int) *Proposal {
@@ -167,6 +187,7 @@ type Shard struct {
 	closing   chan struct{}
 	done      chan struct{}
 	failed    atomic.Bool
+	halted    atomic.Bool // Halt: nothing more is logged
 
 	Stats Stats
 }
@@ -423,6 +444,9 @@ func (s *Shard) Propose(p *Proposal) error {
 	if s.failed.Load() {
 		return ErrFailed
 	}
+	if s.halted.Load() {
+		return ErrClosed
+	}
 	if !s.IsLeader() {
 		return &NotLeaderError{Leader: s.Leader()}
 	}
@@ -450,6 +474,13 @@ func (s *Shard) Close() {
 		s.node.log.Close()
 	})
 }
+
+// Halt stops logging writes at once, for a shutdown that cannot wait for
+// the script being applied (SHUTDOWN NOSAVE while a script is busy): the
+// group being applied is dropped, not logged, even if a script in it
+// wrote before it was stopped, and every write after it is refused. Groups
+// already proposed may still commit. Only Close may follow.
+func (s *Shard) Halt() { s.halted.Store(true) }
 
 // fail stops writes for good after the log or the store failed.
 func (s *Shard) fail(err error) {
@@ -609,13 +640,26 @@ func (s *Shard) propose(group []*Proposal) {
 	if len(s.wake) > 0 {
 		done = append(done, s.serveBlocked(apply)...)
 	}
-	for _, p := range group {
+	for i, p := range group {
+		if s.halted.Load() {
+			s.refuse(group[i:], ErrClosed)
+			break
+		}
+		if !p.state.CompareAndSwap(propQueued, propTaken) {
+			continue // withdrawn by its client (BUSY)
+		}
 		if apply(p) || !s.block(p) {
 			done = append(done, p)
 		}
 		if len(s.wake) > 0 {
 			done = append(done, s.serveBlocked(apply)...)
 		}
+	}
+	if s.halted.Load() {
+		tx.Close()
+		s.group = nil
+		s.refuse(done, ErrClosed)
+		return
 	}
 	if records == 0 && (len(done) == 0 || len(s.pending) > 0 || s.Lone()) {
 		// Nothing to log. The replies stand on the state the group saw:
