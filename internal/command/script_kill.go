@@ -60,8 +60,9 @@ const (
 
 var scriptRuns struct {
 	sync.Mutex
-	runs []*scriptRun // oldest first
-	live *scriptRun
+	runs  []*scriptRun // oldest first
+	live  *scriptRun
+	timer *time.Timer // fires when the live script reaches the limit
 }
 
 var (
@@ -107,17 +108,25 @@ func startRun(live bool, cancel context.CancelFunc) *scriptRun {
 	scriptRuns.runs = append(scriptRuns.runs, r)
 	if live {
 		scriptRuns.live = r
-		limit := limitDuration()
-		time.AfterFunc(limit, func() {
-			scriptRuns.Lock()
-			defer scriptRuns.Unlock()
-			if scriptRuns.live == r && !scriptBusy.Load() {
-				scriptBusy.Store(true)
-				close(*busyC.Load())
-			}
-		})
+		if scriptRuns.timer == nil {
+			scriptRuns.timer = time.AfterFunc(limitDuration(), markBusy)
+		} else {
+			scriptRuns.timer.Reset(limitDuration())
+		}
 	}
 	return r
+}
+
+// markBusy makes the server busy if the live script has reached the
+// limit (the timer may fire late for a script that has ended since).
+func markBusy() {
+	scriptRuns.Lock()
+	defer scriptRuns.Unlock()
+	r := scriptRuns.live
+	if r != nil && !scriptBusy.Load() && time.Since(r.start) >= limitDuration() {
+		scriptBusy.Store(true)
+		close(*busyC.Load())
+	}
 }
 
 // endRun unregisters r, ending the busy state if r caused it.
@@ -129,6 +138,7 @@ func endRun(r *scriptRun) {
 	}
 	if scriptRuns.live == r {
 		scriptRuns.live = nil
+		scriptRuns.timer.Stop()
 		if scriptBusy.Load() {
 			ch := make(chan struct{})
 			busyC.Store(&ch)

@@ -52,13 +52,11 @@ func (c *Client) blockingCall(argv [][]byte) {
 		case <-expired:
 			if withdrawn(h, p) {
 				w.NullArray() // what Redis answers a timeout, whatever the command
-				putProposal(p)
 				return
 			}
 		case <-gone:
 			if withdrawn(h, p) {
 				c.closing = true
-				putProposal(p)
 				return
 			}
 		}
@@ -68,14 +66,24 @@ func (c *Client) blockingCall(argv [][]byte) {
 	putProposal(p)
 }
 
-// withdrawn cancels a blocked call; if the apply loop had it in hand, it
+// withdrawn cancels a blocking call; if the apply loop had it in hand, it
 // waits for the outcome: a reply (served after all) or none (withdrawn).
+// A cancelled call's proposal goes back to the pool unless the shard may
+// still hold it (it was still queued, maybe behind a long script).
 func withdrawn(h shard.BlockHandle, p *shard.Proposal) bool {
+	if p.Withdraw() {
+		return true
+	}
 	if h.Cancel() {
+		putProposal(p)
 		return true
 	}
 	<-p.Done
-	return p.W.Len() == 0
+	if p.W.Len() == 0 {
+		putProposal(p)
+		return true
+	}
+	return false
 }
 
 // watchDisconnect reports on gone if the client hangs up while blocked.
