@@ -41,7 +41,6 @@ import (
 // scriptRun is a script in progress that SCRIPT KILL may stop.
 type scriptRun struct {
 	start  time.Time
-	live   bool // in the apply loop: writes wait for it
 	cancel context.CancelFunc
 
 	// mu is held by redis.call while a command runs and by SCRIPT KILL.
@@ -100,9 +99,10 @@ func limitDuration() time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// startRun registers a killable run.
+// startRun registers a killable run; a live one (in the apply loop, where
+// writes wait for it) makes the server busy once past the limit.
 func startRun(live bool, cancel context.CancelFunc) *scriptRun {
-	r := &scriptRun{start: time.Now(), live: live, cancel: cancel}
+	r := &scriptRun{start: time.Now(), cancel: cancel}
 	scriptRuns.Lock()
 	defer scriptRuns.Unlock()
 	scriptRuns.runs = append(scriptRuns.runs, r)
