@@ -565,6 +565,7 @@ func cmdPFAdd(c *Ctx) {
 	}
 	hllInvalidate(v)
 	hllStore(c, key, m, v)
+	c.Tx.Notify(store.NotifyString, "pfadd", key)
 	c.W.Int(1)
 }
 
@@ -665,6 +666,7 @@ func cmdPFMerge(c *Ctx) {
 	}
 	hllInvalidate(v)
 	hllStore(c, key, m, v)
+	c.Tx.Notify(store.NotifyString, "pfadd", key)
 	c.W.OK()
 }
 

@@ -105,6 +105,7 @@ func cmdDel(c *Ctx) {
 	n := int64(0)
 	for _, k := range c.Args[1:] {
 		if c.Tx.Delete(k) {
+			c.Tx.Notify(store.NotifyGeneric, "del", k)
 			n++
 		}
 	}
@@ -153,6 +154,8 @@ func renameGeneric(c *Ctx, nx bool) {
 	}
 	c.Tx.CopyTo(src, m, c.Tx.DB, dst) // the TTL goes with the value
 	c.Tx.Delete(src)
+	c.Tx.Notify(store.NotifyGeneric, "rename_from", src)
+	c.Tx.Notify(store.NotifyGeneric, "rename_to", dst)
 	if nx {
 		c.W.Int(1)
 	} else {
@@ -209,6 +212,7 @@ func cmdCopy(c *Ctx) {
 		return
 	}
 	c.Tx.CopyTo(src, m, dstDB, dst)
+	c.Tx.NotifyIn(dstDB, store.NotifyGeneric, "copy_to", dst)
 	c.W.Int(1)
 }
 
@@ -230,6 +234,8 @@ func cmdMove(c *Ctx) {
 	}
 	c.Tx.CopyTo(key, m, db, key)
 	c.Tx.Delete(key)
+	c.Tx.Notify(store.NotifyGeneric, "move_from", key)
+	c.Tx.NotifyIn(db, store.NotifyGeneric, "move_to", key)
 	c.W.Int(1)
 }
 
@@ -299,9 +305,11 @@ func expireGeneric(c *Ctx, base, unit int64) {
 	}
 	if when <= c.Tx.Now {
 		c.Tx.Delete(key) // a time in the past deletes the key, as Redis does
+		c.Tx.Notify(store.NotifyGeneric, "del", key)
 	} else {
 		m.ExpireAt = when
 		c.Tx.Put(key, m)
+		c.Tx.Notify(store.NotifyGeneric, "expire", key)
 	}
 	c.W.Int(1)
 }
@@ -337,6 +345,7 @@ func cmdPersist(c *Ctx) {
 	}
 	m.ExpireAt = 0
 	c.Tx.Put(c.Args[1], m)
+	c.Tx.Notify(store.NotifyGeneric, "persist", c.Args[1])
 	c.W.Int(1)
 }
 

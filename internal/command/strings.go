@@ -214,6 +214,10 @@ func setGeneric(c *Ctx, key, val []byte, flags int, expire []byte, okReply, abor
 		ttl = at
 	}
 	c.Tx.WriteString(key, val, ttl)
+	c.Tx.Notify(store.NotifyString, "set", key)
+	if expire != nil {
+		c.Tx.Notify(store.NotifyGeneric, "expire", key)
+	}
 	if flags&optGet == 0 {
 		okReply()
 	}
@@ -252,6 +256,7 @@ func cmdGetDel(c *Ctx) {
 	default:
 		c.W.Bulk(c.Tx.ReadString(c.Args[1], m))
 		c.Tx.Delete(c.Args[1])
+		c.Tx.Notify(store.NotifyGeneric, "del", c.Args[1])
 	}
 }
 
@@ -282,12 +287,15 @@ func cmdGetEX(c *Ctx) {
 	case flags&(optEXAT|optPXAT) != 0 && at <= c.Tx.Now:
 		// An absolute time already past deletes the key.
 		c.Tx.Delete(key)
+		c.Tx.Notify(store.NotifyGeneric, "del", key)
 	case expire != nil:
 		m.ExpireAt = at
 		c.Tx.Put(key, m)
+		c.Tx.Notify(store.NotifyGeneric, "expire", key)
 	case flags&optPersist != 0 && m.ExpireAt != 0:
 		m.ExpireAt = 0
 		c.Tx.Put(key, m)
+		c.Tx.Notify(store.NotifyGeneric, "persist", key)
 	}
 }
 
@@ -334,6 +342,7 @@ func msetPairs(c *Ctx) bool {
 	}
 	for j := 1; j < len(c.Args); j += 2 {
 		c.Tx.WriteString(c.Args[j], c.Args[j+1], 0)
+		c.Tx.Notify(store.NotifyString, "set", c.Args[j])
 	}
 	return true
 }
@@ -347,6 +356,7 @@ func cmdAppend(c *Ctx) {
 	}
 	if !ok {
 		c.Tx.WriteString(key, add, 0)
+		c.Tx.Notify(store.NotifyString, "append", key)
 		c.W.Int(int64(len(add)))
 		return
 	}
@@ -355,6 +365,7 @@ func cmdAppend(c *Ctx) {
 		return
 	}
 	m = c.Tx.WriteStringRange(key, m, n, add)
+	c.Tx.Notify(store.NotifyString, "append", key)
 	c.W.Int(m.StringLen())
 }
 
@@ -428,6 +439,7 @@ func cmdSetRange(c *Ctx) {
 		m = store.Meta{Type: store.TypeString}
 	}
 	m = c.Tx.WriteStringRange(key, m, offset, val)
+	c.Tx.Notify(store.NotifyString, "setrange", key)
 	c.W.Int(m.StringLen())
 }
 
@@ -481,6 +493,7 @@ func incrDecr(c *Ctx, by int64) {
 	}
 	v += by
 	c.Tx.WriteString(key, num.FormatInt(v), m.ExpireAt)
+	c.Tx.Notify(store.NotifyString, "incrby", key)
 	c.W.Int(v)
 }
 
@@ -505,6 +518,7 @@ func cmdIncrByFloat(c *Ctx) {
 		return
 	}
 	c.Tx.WriteString(key, v, m.ExpireAt)
+	c.Tx.Notify(store.NotifyString, "incrbyfloat", key)
 	c.W.Bulk(v)
 }
 

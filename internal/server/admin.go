@@ -516,6 +516,9 @@ func configSet(c *Client, args [][]byte) {
 	if seen["client-output-buffer-limit"] {
 		s.hub.SetLimit(cfg.OutputLimits[pubsubClass])
 	}
+	if seen["notify-keyspace-events"] {
+		s.st.SetNotify(cfg.NotifyKeyspaceEvents, s.hub.keyspaceEvents)
+	}
 	if seen["gomaxprocs"] && cfg.GoMaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.GoMaxProcs)
 	}

@@ -40,6 +40,9 @@ type Config struct {
 	// client-output-buffer-limit by class (bufferClasses); basalt enforces
 	// the pubsub class (see pubsub.go) and shows the others.
 	OutputLimits [3]BufferLimit
+
+	// NotifyKeyspaceEvents is notify-keyspace-events (notify.go).
+	NotifyKeyspaceEvents store.NotifyFlags
 }
 
 // bufferClasses are client-output-buffer-limit's classes, in CONFIG GET's order.
@@ -141,6 +144,12 @@ func (c *Config) Set(name, value string) error {
 		c.LogRetain = n
 	case "client-output-buffer-limit":
 		return c.setOutputLimits(value)
+	case "notify-keyspace-events":
+		f, err := store.ParseNotifyFlags(value)
+		if err != nil {
+			return err
+		}
+		c.NotifyKeyspaceEvents = f
 	default:
 		return fmt.Errorf("unknown option '%s'", name)
 	}
@@ -192,6 +201,8 @@ func (c *Config) Get(name string) (string, bool) {
 			parts = append(parts, fmt.Sprintf("%s %d %d %d", bufferClasses[i], l.Hard, l.Soft, l.Seconds))
 		}
 		return strings.Join(parts, " "), true
+	case "notify-keyspace-events":
+		return c.NotifyKeyspaceEvents.String(), true
 	}
 	return "", false
 }
@@ -230,7 +241,7 @@ func FormatCluster(m map[uint64]string) string {
 // ConfigNames lists the settings in the order CONFIG GET * returns them.
 var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
 	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size", "meta-cache-size",
-	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit"}
+	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit", "notify-keyspace-events"}
 
 // setOutputLimits reads "<class> <hard> <soft> <seconds>"..., all or nothing.
 func (c *Config) setOutputLimits(value string) error {

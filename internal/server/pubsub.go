@@ -96,6 +96,23 @@ func (h *Hub) Publish(channel, message []byte) int {
 	return h.publish(kindChannel, channel, message)
 }
 
+// receivers counts the subscribers a message to channel would reach now
+// (PUBLISH's reply), without sending it.
+func (h *Hub) receivers(channel []byte) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	if set := h.subs[kindChannel][string(channel)]; set != nil {
+		n = len(set.subs)
+	}
+	for _, set := range h.subs[kindPattern] {
+		if glob.Match(set.name, channel, false) {
+			n += len(set.subs)
+		}
+	}
+	return n
+}
+
 // PublishShard is SPUBLISH: shard channels have their own name space and
 // no patterns.
 func (h *Hub) PublishShard(channel, message []byte) int {
@@ -105,6 +122,10 @@ func (h *Hub) PublishShard(channel, message []byte) int {
 func (h *Hub) publish(kind int, channel, message []byte) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.publishLocked(kind, channel, message)
+}
+
+func (h *Hub) publishLocked(kind int, channel, message []byte) int {
 	n := 0
 	if set := h.subs[kind][string(channel)]; set != nil {
 		var enc [2][]byte // the message in RESP2 and RESP3, made on first use

@@ -56,6 +56,13 @@ type Tx struct {
 	flushed bool
 
 	writes int // changes made so far (see Writes)
+
+	// Keyspace notifications (notify.go): the classes wanted when the Tx
+	// started, and the events raised so far.
+	notify      NotifyFlags
+	events      []Event
+	overwriting []byte // the key Overwrite emptied, while overwrite is set
+	overwrite   bool
 }
 
 // chain is the view shared by chained write Txs.
@@ -96,7 +103,7 @@ func (s *Store) WriteTx() *Tx { return s.WriteTxAfter(nil) }
 func (s *Store) WriteTxAfter(prev *Tx) *Tx {
 	n := len(s.counts)
 	t := &Tx{st: s, b: s.pdb.NewBatch(), countDelta: make([]int64, n), expiresDelta: make([]int64, n),
-		written: map[string]cacheEntry{}}
+		written: map[string]cacheEntry{}, notify: NotifyFlags(s.notify.Load())}
 	if prev != nil && !prev.committed && prev.b != nil {
 		t.prev, t.chain = prev, prev.chain
 		t.dbMap = append([]int(nil), prev.dbMap...)
@@ -262,6 +269,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	t.committed = true
 	t.prev = nil
 	t.chain.release()
+	t.deliverEvents()
 	return func() error {
 		var err error
 		if sync {
@@ -392,6 +400,7 @@ func (t *Tx) PutQuiet(key []byte, m Meta) {
 	t.mustWrite()
 	phys := t.phys()
 	old, existed := t.rawMeta(key)
+	t.noteCreated(key, existed, existed && old.Expired(t.Now))
 	if existed {
 		if old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt {
 			t.del(expiryKey(nil, phys, old.ExpireAt, key))
@@ -429,6 +438,9 @@ func (t *Tx) Delete(key []byte) bool {
 }
 
 func (t *Tx) remove(key []byte, m Meta) {
+	if m.Expired(t.Now) {
+		t.Notify(NotifyExpired, "expired", key)
+	}
 	phys := t.phys()
 	mk := MetaKey(nil, phys, key)
 	t.del(mk)
