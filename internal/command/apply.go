@@ -35,7 +35,16 @@ func Exec(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.W
 		w.Error("ERR unknown command '" + string(argv[0]) + "'")
 		return
 	}
-	cmd.Run(&Ctx{Tx: tx, Args: argv, W: w, Seed: seed, rec: rec})
+	run(cmd, &Ctx{Tx: tx, Args: argv, W: w, Seed: seed, rec: rec})
+}
+
+// run runs cmd in the apply loop. A read command's lookups raise "keymiss"
+// events, as in Redis (a write's do not).
+func run(cmd *Command, c *Ctx) {
+	if cmd.Flags&ReadOnly != 0 && c.Tx.NotifyOn(store.NotifyKeyMiss) {
+		defer c.Tx.KeyMiss(c.Tx.KeyMiss(true))
+	}
+	cmd.Run(c)
 }
 
 // applyExec runs a MULTI/EXEC block as one record: all or (if a watched key

@@ -354,7 +354,7 @@ func cmdPersist(c *Ctx) {
 func cmdKeys(c *Ctx) {
 	pat := c.Args[1]
 	if lit, complete := glob.LiteralPrefix(pat); complete {
-		if c.Tx.Exists(lit) {
+		if c.Tx.Alive(c.Tx.DB, lit) { // no lazy expiry nor keymiss, as KEYS
 			c.W.ArrayLen(1)
 			c.W.Bulk(lit)
 		} else {
@@ -540,8 +540,10 @@ func cmdObject(c *Ctx) {
 	sub.Run(c)
 }
 
-// objectKey looks up OBJECT's key; a missing key is a null reply.
+// objectKey looks up OBJECT's key; a missing key is a null reply (and no
+// keymiss event, as in Redis).
 func objectKey(c *Ctx) (store.Meta, bool) {
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(false))
 	m, ok := c.Tx.Lookup(c.Args[2])
 	if !ok {
 		c.W.Null()

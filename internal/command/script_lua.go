@@ -609,7 +609,7 @@ func (e *luaEnv) exec(argv [][]byte) string {
 	}
 	c := e.c
 	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec}
-	cmd.Run(&e.sub)
+	run(cmd, &e.sub)
 	e.calls++
 	return ""
 }

@@ -144,6 +144,15 @@ func (t *Tx) NotifyIn(db int, class NotifyFlags, name string, key []byte) {
 // would have to work to find out which events to raise.
 func (t *Tx) NotifyOn(class NotifyFlags) bool { return t.notify&class != 0 }
 
+// KeyMiss turns "keymiss" events for the Lookups that follow on or off and
+// returns the previous setting. Redis raises them for the lookups of read
+// commands: a read Tx starts with them on, the apply loop turns them on
+// for a read command (inside MULTI or a script).
+func (t *Tx) KeyMiss(on bool) (prev bool) {
+	prev, t.keyMiss = t.keyMiss, on
+	return prev
+}
+
 // Overwrite deletes key for a command that writes a new value in its place
 // at once (SINTERSTORE, ZUNIONSTORE...): for notifications the key is then
 // overwritten, not new, as Redis replaces the value in place. It reports

@@ -63,6 +63,7 @@ type Tx struct {
 	events      []Event
 	overwriting []byte // the key Overwrite emptied, while overwrite is set
 	overwrite   bool
+	keyMiss     bool // a Lookup that finds no key raises "keymiss" (see KeyMiss)
 }
 
 // chain is the view shared by chained write Txs.
@@ -85,7 +86,7 @@ func (t *Tx) ViewSize() int { return t.chain.view.Len() }
 // A snapshot makes multi-key reads see one instant; single-key reads don't
 // need it.
 func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
-	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now}
+	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true}
 	if snapshot {
 		t.snap = s.pdb.NewSnapshot()
 		t.r = t.snap
@@ -116,8 +117,14 @@ func (s *Store) WriteTxAfter(prev *Tx) *Tx {
 	return t
 }
 
-// Close releases a read Tx's snapshot or a write Tx's uncommitted batch.
+// Close releases a read Tx's snapshot or a write Tx's uncommitted batch,
+// whose events are dropped. The events of a Tx that wrote nothing (a
+// read's, or a group of reads in the apply loop) can only be keymiss: they
+// go out now.
 func (t *Tx) Close() {
+	if t.writes == 0 {
+		t.deliverEvents()
+	}
 	if t.snap != nil {
 		t.snap.Close()
 		t.snap = nil
@@ -347,12 +354,12 @@ func (t *Tx) Lookup(key []byte) (Meta, bool) {
 		t.r = t.snap
 		m, ok = t.rawMeta(key)
 	}
-	if !ok {
-		return Meta{}, false
-	}
-	if m.Expired(t.Now) {
-		if t.b != nil {
+	if !ok || m.Expired(t.Now) {
+		if ok && t.b != nil {
 			t.remove(key, m)
+		}
+		if t.keyMiss {
+			t.Notify(NotifyKeyMiss, "keymiss", key)
 		}
 		return Meta{}, false
 	}

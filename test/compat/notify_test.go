@@ -310,6 +310,36 @@ func TestKeyspaceNotifications(t *testing.T) {
 		`)
 	})
 
+	t.Run("Blocked", func(t *testing.T) {
+		// A blocked client served by another client's push: the push's
+		// event, then the pop's.
+		nd := newNotifyDiff(t, p, "KEA")
+		nd.run(`
+			XADD st 1-1 f v
+			XGROUP CREATE st g $
+		`)
+		for _, c := range []struct {
+			block []string
+			push  string
+		}{
+			{[]string{"BLPOP", "bl", "5"}, "RPUSH bl a b"},
+			{[]string{"BLMOVE", "bm", "bm2", "RIGHT", "LEFT", "5"}, "RPUSH bm a"},
+			{[]string{"BZPOPMIN", "bz", "5"}, "ZADD bz 1 a"},
+			{[]string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "st", ">"}, "XADD st 2-1 f v"},
+		} {
+			var conns [2]*testutil.Conn
+			for i, addr := range []string{p.redis.Addr, p.basalt.Addr} {
+				conns[i] = testutil.Dial(t, addr)
+				conns[i].Send(testutil.Command(c.block...))
+			}
+			time.Sleep(100 * time.Millisecond)
+			nd.run(c.push)
+			if want, got := conns[0].Read(), conns[1].Read(); want.String() != got.String() {
+				t.Errorf("%q: want %s, got %s", c.block, want, got)
+			}
+		}
+	})
+
 	t.Run("Hashes", func(t *testing.T) {
 		nd := newNotifyDiff(t, p, "KEA")
 		nd.run(`
@@ -508,6 +538,78 @@ func TestKeyspaceNotifications(t *testing.T) {
 			BITOP OR bo a
 			XGROUP CREATE st g $ MKSTREAM
 			PFMERGE hll nokey
+		`)
+		nd.d.Do("CONFIG", "SET", "notify-keyspace-events", "KEm")
+		nd.run(`
+			SET a 1
+			GET a
+			GET nosuch
+			MGET a b c
+			EXISTS b b a
+			TOUCH b
+			TYPE b
+			TTL b
+			PEXPIRETIME b
+			OBJECT ENCODING b
+			KEYS b
+			@unordered KEYS *
+			@any RANDOMKEY
+			DBSIZE
+			STRLEN b
+			GETRANGE b 0 1
+			SUBSTR b 0 1
+			GETBIT b 0
+			BITCOUNT b
+			BITPOS b 1
+			BITFIELD_RO b GET u8 0
+			LCS a b
+			PFCOUNT p
+			PFCOUNT p q
+			LLEN l
+			LINDEX l 0
+			LRANGE l 0 -1
+			LPOS l a
+			HGET h f
+			HMGET h a b
+			HGETALL h
+			HEXISTS h f
+			HLEN h
+			HRANDFIELD h
+			SCARD s
+			SISMEMBER s m
+			SMISMEMBER s a b
+			SMEMBERS s
+			SRANDMEMBER s
+			SSCAN s 0
+			SUNION s t
+			SINTERCARD 1 s
+			ZCARD z
+			ZSCORE z m
+			ZMSCORE z a b
+			ZRANGE z 0 -1
+			ZRANGEBYSCORE z 0 1
+			ZCOUNT z 0 1
+			ZRANDMEMBER z
+			ZUNION 2 z y
+			XLEN x
+			XRANGE x - +
+			XREVRANGE x + -
+			XINFO STREAM x
+			XPENDING x g
+			EVAL_RO "return redis.call('GET', KEYS[1])" 1 e
+			EVAL "return redis.call('GET', KEYS[1])" 1 e
+			@later MULTI
+			@later GET m1
+			@later EXISTS m1
+			EXEC
+			@later MULTI
+			@later GET m1
+			@later SET m2 1
+			@later LLEN m3
+			EXEC
+			INCR nosuch
+			DEL nosuch
+			RPOPLPUSH nosuch x
 		`)
 		nd.d.Do("CONFIG", "SET", "notify-keyspace-events", "gK")
 		nd.run(`
