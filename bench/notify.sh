@@ -47,7 +47,7 @@ start() {
 
 # subscribe NAME: a subscriber to every event on NAME's server.
 subscribe() {
-	redis-cli -p "${PORT[$1]}" psubscribe '__key*__:*' >/dev/null &
+	redis-cli -p "${PORT[$1]}" psubscribe '__key*__:*' >/dev/null 2>&1 &
 	PIDS+=($!)
 	for _ in $(seq 1 100); do
 		[ "$(redis-cli -p "${PORT[$1]}" pubsub numpat)" = 1 ] && return

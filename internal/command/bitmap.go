@@ -376,6 +376,7 @@ func cmdBitOp(c *Ctx) {
 	}
 	dst, keys := c.Args[2], c.Args[3:]
 	metas := make([]store.Meta, len(keys))
+	prev := c.Tx.KeyMiss(true) // the sources are reads (keymiss events)
 	var maxLen int64
 	for j, k := range keys {
 		m, ok, wrong := c.Lookup(k, store.TypeString)
@@ -387,6 +388,7 @@ func cmdBitOp(c *Ctx) {
 			maxLen = max(maxLen, m.StringLen())
 		}
 	}
+	c.Tx.KeyMiss(prev)
 	if maxLen == 0 {
 		if c.Tx.Delete(dst) {
 			c.Tx.Notify(store.NotifyGeneric, "del", dst)

@@ -206,7 +206,9 @@ func cmdCopy(c *Ctx) {
 		c.W.Error(errSameObject)
 		return
 	}
+	prev := c.Tx.KeyMiss(true) // the source is a read (keymiss events)
 	m, ok := c.Tx.Lookup(src)
+	c.Tx.KeyMiss(prev)
 	if !ok || (!replace && c.Tx.ExistsIn(dstDB, dst)) {
 		c.W.Int(0)
 		return

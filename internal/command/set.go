@@ -568,6 +568,7 @@ type setRef struct {
 // another type answers WRONGTYPE, whatever comes before it (Redis 7 checks
 // every key before using any).
 func setLoad(c *Ctx, keys [][]byte) ([]setRef, bool) {
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // reads even for a *STORE (keymiss events)
 	refs := make([]setRef, len(keys))
 	for i, k := range keys {
 		_, h, ok, wrong := setLookup(c, k)

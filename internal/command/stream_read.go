@@ -255,6 +255,9 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 	for k := range streams {
 		st := &streams[k]
 		if st.s == nil {
+			if c.Tx.NotifyOn(store.NotifyKeyMiss) {
+				c.Tx.Lookup(st.key) // Redis looks it up again here: a second keymiss
+			}
 			continue
 		}
 		serve, history := st.servable(xgroup)

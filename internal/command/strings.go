@@ -248,6 +248,7 @@ func cmdGetSet(c *Ctx) {
 }
 
 func cmdGetDel(c *Ctx) {
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // a read lookup (keymiss events)
 	m, ok, wrong := c.Lookup(c.Args[1], store.TypeString)
 	switch {
 	case wrong:
@@ -268,7 +269,9 @@ func cmdGetEX(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
+	prev := c.Tx.KeyMiss(true) // a read lookup (keymiss events)
 	m, ok, wrong := c.Lookup(key, store.TypeString)
+	c.Tx.KeyMiss(prev)
 	if wrong {
 		return
 	}

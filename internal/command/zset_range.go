@@ -287,6 +287,9 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, kind, dir int) {
 			return
 		}
 	}
+	if store {
+		defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // the source is a read (keymiss events)
+	}
 	z, wrong := zsetLookup(c, key)
 	if wrong {
 		return
@@ -535,6 +538,7 @@ func zsetOpGeneric(c *Ctx, dst []byte, numIdx int, op int, cardOnly bool) {
 		c.W.Error(ErrSyntax)
 		return
 	}
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // the sources are reads (keymiss events)
 	srcs := make([]*zsrc, setNum)
 	j := numIdx + 1
 	for i := range srcs {

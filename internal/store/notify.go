@@ -108,6 +108,7 @@ type Event struct {
 // after it, as in Redis).
 func (t *Tx) Publish(channel, message []byte) {
 	t.events = append(t.events, Event{Name: string(message), Key: bytes.Clone(channel), Publish: true})
+	t.published = true
 }
 
 // NotifyListener receives the events (and published messages) of a

@@ -64,6 +64,7 @@ type Tx struct {
 	overwriting []byte // the key Overwrite emptied, while overwrite is set
 	overwrite   bool
 	keyMiss     bool // a Lookup that finds no key raises "keymiss" (see KeyMiss)
+	published   bool // events holds a PUBLISH (see Publish)
 }
 
 // chain is the view shared by chained write Txs.
@@ -118,11 +119,11 @@ func (s *Store) WriteTxAfter(prev *Tx) *Tx {
 }
 
 // Close releases a read Tx's snapshot or a write Tx's uncommitted batch,
-// whose events are dropped. The events of a Tx that wrote nothing (a
-// read's, or a group of reads in the apply loop) can only be keymiss: they
-// go out now.
+// whose events are dropped. The events of a Tx that wrote and published
+// nothing (a read's, or a group of reads in the apply loop) can only be
+// keymiss: they go out now.
 func (t *Tx) Close() {
-	if t.writes == 0 {
+	if t.writes == 0 && !t.published {
 		t.deliverEvents()
 	}
 	if t.snap != nil {

@@ -595,6 +595,12 @@ func TestKeyspaceNotifications(t *testing.T) {
 			XRANGE x - +
 			XREVRANGE x + -
 			XINFO STREAM x
+			XREAD STREAMS x 0
+			XREAD COUNT 1 STREAMS x y 0 0
+			GETEX nosuch
+			GETDEL nosuch
+			COPY nosuch x
+			SUNIONSTORE d nosuch
 			XPENDING x g
 			EVAL_RO "return redis.call('GET', KEYS[1])" 1 e
 			EVAL "return redis.call('GET', KEYS[1])" 1 e
