@@ -543,7 +543,10 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 	changes := 0
 	if readonly {
 		var wrong bool
-		if m, _, wrong = c.Lookup(key, store.TypeString); wrong {
+		prev := c.Tx.KeyMiss(true) // only GETs: a read lookup (keymiss events)
+		m, _, wrong = c.Lookup(key, store.TypeString)
+		c.Tx.KeyMiss(prev)
+		if wrong {
 			return
 		}
 	} else {

@@ -470,7 +470,9 @@ func cmdXGroup(c *Ctx) {
 // groupArgs opens key and its group for XACK-like commands; a missing key
 // or group is reported by missing (which replies).
 func groupArgs(c *Ctx, missing func()) (*groupEdit, bool) {
+	prev := c.Tx.KeyMiss(true) // a read lookup in Redis, even for XACK (keymiss events)
 	s, wrong := openStream(c, c.Args[1])
+	c.Tx.KeyMiss(prev)
 	if wrong {
 		return nil, false
 	}

@@ -188,7 +188,9 @@ func setGeneric(c *Ctx, key, val []byte, flags int, expire []byte, okReply, abor
 			return
 		}
 	}
+	prev := c.Tx.KeyMiss(flags&optGet != 0) // GET reads the key (keymiss events)
 	old, found := c.Tx.Lookup(key)
+	c.Tx.KeyMiss(prev)
 	if flags&optGet != 0 {
 		switch {
 		case found && old.Type != store.TypeString:

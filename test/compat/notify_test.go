@@ -601,6 +601,24 @@ func TestKeyspaceNotifications(t *testing.T) {
 			GETDEL nosuch
 			COPY nosuch x
 			SUNIONSTORE d nosuch
+			GETSET gs1 x
+			SET gs2 x GET
+			XACK nox g 1-1
+			XCLAIM nox g c 0 1-1
+			XAUTOCLAIM nox g c 0 0
+			LMPOP 1 nol LEFT
+			ZMPOP 1 noz MIN
+			SMOVE nos1 nos2 m
+			LINSERT nol BEFORE a b
+			HINCRBY noh f 1
+			ZINCRBY noz 1 m
+			SETBIT nob 1 1
+			BITFIELD nobf GET u8 0
+			PFADD nohll a
+			XADD nost NOMKSTREAM * a 1
+			EXPIRE nosuch 10
+			RENAME nosuch x
+			LPOS nol a
 			XPENDING x g
 			EVAL_RO "return redis.call('GET', KEYS[1])" 1 e
 			EVAL "return redis.call('GET', KEYS[1])" 1 e
