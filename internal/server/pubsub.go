@@ -90,8 +90,9 @@ func (h *Hub) SetLimit(l BufferLimit) {
 
 // Publish delivers message to the subscribers of channel and of the
 // patterns that match it, and returns how many received it (a client
-// subscribed through two patterns counts twice, as in Redis). It is the
-// one entry point of PUBLISH: it does not block on any subscriber.
+// subscribed through two patterns counts twice, as in Redis). It is
+// PUBLISH on a lone node (in a cluster the message comes with a committed
+// batch, see keyspaceEvents); it does not block on any subscriber.
 func (h *Hub) Publish(channel, message []byte) int {
 	return h.publish(kindChannel, channel, message)
 }

@@ -597,6 +597,7 @@ func TestKeyspaceNotifications(t *testing.T) {
 			XINFO STREAM x
 			XREAD STREAMS x 0
 			XREAD COUNT 1 STREAMS x y 0 0
+			XREAD STREAMS x x 0 0
 			GETEX nosuch
 			GETDEL nosuch
 			COPY nosuch x
