@@ -559,12 +559,6 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 		if m, dirty, ok = bitmapFor(c, key, highest>>3+1); !ok {
 			return
 		}
-		// Redis's "setbit" event, once, if a write changed something.
-		defer func() {
-			if changes > 0 {
-				c.Tx.Notify(store.NotifyString, "setbit", key)
-			}
-		}()
 	}
 	c.W.ArrayLen(len(ops))
 	for _, o := range ops {
@@ -634,6 +628,9 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 		if dirty || string(field) != before {
 			changes++
 		}
+	}
+	if changes > 0 { // Redis's "setbit" event, once, if a write changed something
+		c.Tx.Notify(store.NotifyString, "setbit", key)
 	}
 }
 
