@@ -40,7 +40,7 @@ func benchApply(b *testing.B, cmd string, on bool) {
 	}
 }
 
-func BenchmarkApplySET(b *testing.B)     { benchApply(b, "SET", false) }
-func BenchmarkApplyLPUSH(b *testing.B)   { benchApply(b, "LPUSH", false) }
+func BenchmarkApplySET(b *testing.B)      { benchApply(b, "SET", false) }
+func BenchmarkApplyLPUSH(b *testing.B)    { benchApply(b, "LPUSH", false) }
 func BenchmarkApplySETKEA(b *testing.B)   { benchApply(b, "SET", true) }
 func BenchmarkApplyLPUSHKEA(b *testing.B) { benchApply(b, "LPUSH", true) }
