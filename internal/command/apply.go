@@ -43,7 +43,16 @@ func run(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.Wr
 		w.Error("ERR unknown command '" + string(argv[0]) + "'")
 		return
 	}
-	cmd.Run(&Ctx{Tx: tx, Args: argv, W: w, Seed: seed, rec: rec, live: live})
+	runCmd(cmd, &Ctx{Tx: tx, Args: argv, W: w, Seed: seed, rec: rec, live: live})
+}
+
+// runCmd runs cmd in the apply loop. A read command's lookups raise "keymiss"
+// events, as in Redis (a write's do not).
+func runCmd(cmd *Command, c *Ctx) {
+	if cmd.Flags&ReadOnly != 0 && c.Tx.NotifyOn(store.NotifyKeyMiss) {
+		defer c.Tx.KeyMiss(c.Tx.KeyMiss(true))
+	}
+	cmd.Run(c)
 }
 
 // applyExec runs a MULTI/EXEC block as one record: all or (if a watched key

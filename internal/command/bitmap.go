@@ -67,19 +67,20 @@ func bitOffset(c *Ctx, arg []byte, hash bool, width int) (int64, bool) {
 // bitmapFor looks up key for a write and makes sure it has at least n
 // bytes, growing it with zeros (creating it if missing): Redis's
 // lookupStringForBitCommand. It also marks the value raw, as Redis's lookup
-// does.
-func bitmapFor(c *Ctx, key []byte, n int64) (m store.Meta, ok bool) {
+// does. dirty reports that the key was created or grown.
+func bitmapFor(c *Ctx, key []byte, n int64) (m store.Meta, dirty, ok bool) {
 	m, found, wrong := c.Lookup(key, store.TypeString)
 	if wrong {
-		return m, false
+		return m, false, false
 	}
 	if !found {
 		m = store.Meta{Type: store.TypeString}
 	}
-	if !found || m.StringLen() < n || !m.Raw {
-		return c.Tx.WriteStringRange(key, m, n, nil), true
+	dirty = !found || m.StringLen() < n
+	if dirty || !m.Raw {
+		return c.Tx.WriteStringRange(key, m, n, nil), dirty, true
 	}
-	return m, true
+	return m, false, true
 }
 
 func cmdSetBit(c *Ctx) {
@@ -110,13 +111,17 @@ func cmdSetBit(c *Ctx) {
 	// Write only if the key is created, grows or the bit changes (Redis
 	// signals no modification otherwise), or to mark the value raw as
 	// Redis's lookup for a bit write does.
-	if !found || m.StringLen() <= byteOff || old != (on == 1) || !m.Raw {
+	changed := !found || m.StringLen() <= byteOff || old != (on == 1)
+	if changed || !m.Raw {
 		if on == 1 {
 			b |= mask
 		} else {
 			b &^= mask
 		}
 		c.Tx.WriteStringRange(key, m, byteOff, []byte{b})
+	}
+	if changed {
+		c.Tx.Notify(store.NotifyString, "setbit", key)
 	}
 	c.W.Int(boolInt(old))
 }
@@ -371,6 +376,7 @@ func cmdBitOp(c *Ctx) {
 	}
 	dst, keys := c.Args[2], c.Args[3:]
 	metas := make([]store.Meta, len(keys))
+	prev := c.Tx.KeyMiss(true) // the sources are reads (keymiss events)
 	var maxLen int64
 	for j, k := range keys {
 		m, ok, wrong := c.Lookup(k, store.TypeString)
@@ -382,8 +388,11 @@ func cmdBitOp(c *Ctx) {
 			maxLen = max(maxLen, m.StringLen())
 		}
 	}
+	c.Tx.KeyMiss(prev)
 	if maxLen == 0 {
-		c.Tx.Delete(dst)
+		if c.Tx.Delete(dst) {
+			c.Tx.Notify(store.NotifyGeneric, "del", dst)
+		}
 		c.W.Int(0)
 		return
 	}
@@ -413,6 +422,7 @@ func cmdBitOp(c *Ctx) {
 			}
 		}
 	})
+	c.Tx.Notify(store.NotifyString, "set", dst)
 	c.W.Int(maxLen)
 }
 
@@ -529,9 +539,14 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 		return
 	}
 	var m store.Meta
+	var dirty bool // created or grown: every write counts as a change
+	changes := 0
 	if readonly {
 		var wrong bool
-		if m, _, wrong = c.Lookup(key, store.TypeString); wrong {
+		prev := c.Tx.KeyMiss(true) // only GETs: a read lookup (keymiss events)
+		m, _, wrong = c.Lookup(key, store.TypeString)
+		c.Tx.KeyMiss(prev)
+		if wrong {
 			return
 		}
 	} else {
@@ -541,7 +556,7 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 		}
 		// The string grows to the highest bit written, even when every
 		// write fails (OVERFLOW FAIL), as in Redis.
-		if m, ok = bitmapFor(c, key, highest>>3+1); !ok {
+		if m, dirty, ok = bitmapFor(c, key, highest>>3+1); !ok {
 			return
 		}
 	}
@@ -610,6 +625,12 @@ func bitfieldGeneric(c *Ctx, ro bool) {
 		if string(field) != before {
 			m = c.Tx.WriteStringRange(key, m, at, field)
 		}
+		if dirty || string(field) != before {
+			changes++
+		}
+	}
+	if changes > 0 { // Redis's "setbit" event, once, if a write changed something
+		c.Tx.Notify(store.NotifyString, "setbit", key)
 	}
 }
 

@@ -138,15 +138,19 @@ func (w *hashWriter) del(field []byte) bool {
 	return true
 }
 
-// done stores the header; an emptied hash is deleted, as Redis never keeps
-// empty collections.
-func (w *hashWriter) done() {
+// done stores the header and raises the command's keyspace event; an
+// emptied hash is deleted (with a "del" event), as Redis never keeps empty
+// collections.
+func (w *hashWriter) done(event string) {
 	if w.h.n == 0 {
 		w.c.Tx.Delete(w.key)
+		w.c.Tx.Notify(store.NotifyHash, event, w.key)
+		w.c.Tx.Notify(store.NotifyGeneric, "del", w.key)
 		return
 	}
 	w.m.Body = w.h.encode()
 	w.c.Tx.Put(w.key, w.m)
+	w.c.Tx.Notify(store.NotifyHash, event, w.key)
 }
 
 // HSET key field value [field value ...], and HMSET which answers OK.
@@ -165,7 +169,7 @@ func hsetGeneric(c *Ctx, hmset bool) {
 			created++
 		}
 	}
-	w.done()
+	w.done("hset")
 	if hmset {
 		c.W.OK()
 	} else {
@@ -183,7 +187,7 @@ func cmdHSetNX(c *Ctx) {
 		return
 	}
 	w.set(c.Args[2], c.Args[3])
-	w.done()
+	w.done("hset")
 	c.W.Int(1)
 }
 
@@ -279,7 +283,7 @@ func cmdHDel(c *Ctx) {
 		}
 	}
 	if deleted > 0 {
-		w.done()
+		w.done("hdel")
 	}
 	c.W.Int(deleted)
 }
@@ -333,7 +337,7 @@ func cmdHIncrBy(c *Ctx) {
 	}
 	cur += incr
 	w.set(c.Args[2], num.FormatInt(cur))
-	w.done()
+	w.done("hincrby")
 	c.W.Int(cur)
 }
 
@@ -354,7 +358,7 @@ func cmdHIncrByFloat(c *Ctx) {
 		return
 	}
 	w.set(c.Args[2], v)
-	w.done()
+	w.done("hincrbyfloat")
 	c.W.Bulk(v)
 }
 

@@ -565,6 +565,7 @@ func cmdPFAdd(c *Ctx) {
 	}
 	hllInvalidate(v)
 	hllStore(c, key, m, v)
+	c.Tx.Notify(store.NotifyString, "pfadd", key)
 	c.W.Int(1)
 }
 
@@ -617,6 +618,7 @@ func pfCountUnion(c *Ctx) {
 // empty); on a wrong or corrupt value it answers the error and returns
 // false. dense reports whether one of them was dense.
 func hllMergeKeys(c *Ctx, regs []byte, keys [][]byte) (dense, ok bool) {
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // reads, PFMERGE's destination too (keymiss events)
 	for _, key := range keys {
 		_, v, found, wrong := hllLoad(c, key)
 		if wrong {
@@ -665,6 +667,7 @@ func cmdPFMerge(c *Ctx) {
 	}
 	hllInvalidate(v)
 	hllStore(c, key, m, v)
+	c.Tx.Notify(store.NotifyString, "pfadd", key)
 	c.W.OK()
 }
 

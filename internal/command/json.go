@@ -113,12 +113,14 @@ func (k *jsonKey) document() any {
 	return k.doc
 }
 
-// save writes the document back, keeping the key's expiry. It is the last
+// save writes the document back, keeping the key's expiry, and raises the
+// command's keyspace event (RedisJSON's names, class d). It is the last
 // change a command makes to the tree, which docCache then keeps.
-func (k *jsonKey) save() {
+func (k *jsonKey) save(event string) {
 	body := jsondoc.Append(make([]byte, 0, len(k.m.Body)+64), k.doc, nil)
 	k.c.Tx.Put(k.key, store.Meta{Type: store.TypeJSON, ExpireAt: k.m.ExpireAt, Body: body})
 	putDoc(k.c.Tx.DB, k.key, body, k.doc)
+	k.c.Tx.Notify(store.NotifyModule, event, k.key)
 }
 
 // jsonPath parses a path argument; on error it replies and returns nil.
@@ -187,7 +189,7 @@ func cmdJSONSet(c *Ctx) {
 		return
 	case isRoot:
 		k.doc, k.parsed = val, true
-		k.save()
+		k.save("json.set")
 		c.W.OK()
 		return
 	case !k.exists:
@@ -207,7 +209,7 @@ func cmdJSONSet(c *Ctx) {
 				}
 				k.doc = jsondoc.SetAt(k.doc, l, v)
 			}
-			k.save()
+			k.save("json.set")
 			c.W.OK()
 			return
 		}
@@ -223,7 +225,7 @@ func cmdJSONSet(c *Ctx) {
 	case errMsg != "":
 		c.W.Error(errMsg)
 	case added:
-		k.save()
+		k.save("json.set")
 		c.W.OK()
 	default:
 		c.W.Null()
@@ -444,6 +446,7 @@ func cmdJSONDel(c *Ctx) {
 	}
 	if p.IsRoot() {
 		c.Tx.Delete(k.key)
+		c.Tx.Notify(store.NotifyModule, "json.del", k.key)
 		c.W.Int(1)
 		return
 	}
@@ -451,6 +454,7 @@ func cmdJSONDel(c *Ctx) {
 	for _, l := range jsondoc.ForDeletion(p.Locate(k.document())) {
 		if len(l) == 0 {
 			c.Tx.Delete(k.key)
+			c.Tx.Notify(store.NotifyModule, "json.del", k.key)
 			c.W.Int(1)
 			return
 		}
@@ -458,7 +462,7 @@ func cmdJSONDel(c *Ctx) {
 		deleted++
 	}
 	if deleted > 0 {
-		k.save()
+		k.save("json.del")
 	}
 	c.W.Int(deleted)
 }
@@ -643,7 +647,11 @@ func jsonNumOp(c *Ctx, mult bool) {
 		return
 	}
 	if changed {
-		k.save()
+		event := "json.numincrby"
+		if mult {
+			event = "json.nummultby"
+		}
+		k.save(event)
 	}
 	if p.Legacy {
 		c.W.Bulk(jsondoc.Marshal(results[len(results)-1]))
@@ -705,20 +713,20 @@ func cmdJSONStrAppend(c *Ctx) {
 		k.doc = jsondoc.SetAt(k.doc, l, s)
 		results = append(results, int64(len(s)))
 	}
-	jsonIntResults(c, k, p, results, suffix != nil, "not a string")
+	jsonIntResults(c, k, p, "json.strappend", results, suffix != nil, "not a string")
 }
 
 // jsonIntResults ends a write whose replies are integers per match (nil
 // where the match has the wrong type): it saves the document if changed
-// and answers the array, or for a legacy path the last result (or the
+// (raising event) and answers the array, or for a legacy path the last result (or the
 // "does not exist or <or>" error when nothing matched).
-func jsonIntResults(c *Ctx, k *jsonKey, p *jsondoc.Path, results []any, changed bool, or string) {
+func jsonIntResults(c *Ctx, k *jsonKey, p *jsondoc.Path, event string, results []any, changed bool, or string) {
 	if p.Legacy && len(results) == 0 {
 		c.W.Error(errPathMissingOr(p.Fixed, or))
 		return
 	}
 	if changed {
-		k.save()
+		k.save(event)
 	}
 	if p.Legacy {
 		c.W.Int(results[len(results)-1].(int64))
@@ -836,7 +844,7 @@ func cmdJSONArrAppend(c *Ctx) {
 		c.W.Error(errPathMissingOr(p.Orig, "not an array"))
 		return
 	}
-	jsonIntResults(c, k, p, results, changed, "not an array")
+	jsonIntResults(c, k, p, "json.arrappend", results, changed, "not an array")
 }
 
 // parseJSONInt parses an integer argument as RedisJSON does.
@@ -970,7 +978,7 @@ func cmdJSONArrInsert(c *Ctx) {
 		c.W.Error(errJSONBounds)
 		return
 	}
-	jsonIntResults(c, k, p, results, changed, "not an array")
+	jsonIntResults(c, k, p, "json.arrinsert", results, changed, "not an array")
 }
 
 // JSON.ARRLEN key [path]
@@ -1051,7 +1059,7 @@ func cmdJSONArrPop(c *Ctx) {
 		return
 	}
 	if changed {
-		k.save()
+		k.save("json.arrpop")
 	}
 	if p.Legacy {
 		if last := popped[len(popped)-1]; last != nil {
@@ -1106,7 +1114,7 @@ func cmdJSONArrTrim(c *Ctx) {
 		out := append([]any(nil), a[s:e+1]...)
 		return out, int64(len(out))
 	})
-	jsonIntResults(c, k, p, results, changed, "not an array")
+	jsonIntResults(c, k, p, "json.arrtrim", results, changed, "not an array")
 }
 
 // JSON.OBJKEYS key [path]
@@ -1252,7 +1260,7 @@ func cmdJSONClear(c *Ctx) {
 		cleared++
 	}
 	if cleared > 0 {
-		k.save()
+		k.save("json.clear")
 	}
 	c.W.Int(cleared)
 }
@@ -1281,7 +1289,7 @@ func cmdJSONToggle(c *Ctx) {
 			c.W.Error(errPathMissingOr(p.Fixed, "not a bool"))
 			return
 		}
-		k.save()
+		k.save("json.toggle")
 		c.W.BulkString(strconv.FormatBool(results[len(results)-1].(bool)))
 		return
 	}
@@ -1300,7 +1308,7 @@ func cmdJSONToggle(c *Ctx) {
 		changed = true
 	}
 	if changed {
-		k.save()
+		k.save("json.toggle")
 	}
 }
 
@@ -1348,7 +1356,7 @@ func cmdJSONMerge(c *Ctx) {
 			return
 		}
 		k.doc, k.parsed = mergePatch(nil, val), true
-		k.save()
+		k.save("json.merge")
 		c.W.OK()
 		return
 	}
@@ -1361,7 +1369,7 @@ func cmdJSONMerge(c *Ctx) {
 			return
 		}
 		if added {
-			k.save()
+			k.save("json.merge")
 		}
 		c.W.OK()
 		return
@@ -1377,7 +1385,7 @@ func cmdJSONMerge(c *Ctx) {
 		}
 		k.doc = jsondoc.SetAt(k.doc, l, mergePatch(jsondoc.At(k.doc, l), patch))
 	}
-	k.save()
+	k.save("json.merge")
 	c.W.OK()
 }
 

@@ -105,6 +105,7 @@ func cmdDel(c *Ctx) {
 	n := int64(0)
 	for _, k := range c.Args[1:] {
 		if c.Tx.Delete(k) {
+			c.Tx.Notify(store.NotifyGeneric, "del", k)
 			n++
 		}
 	}
@@ -153,6 +154,8 @@ func renameGeneric(c *Ctx, nx bool) {
 	}
 	c.Tx.CopyTo(src, m, c.Tx.DB, dst) // the TTL goes with the value
 	c.Tx.Delete(src)
+	c.Tx.Notify(store.NotifyGeneric, "rename_from", src)
+	c.Tx.Notify(store.NotifyGeneric, "rename_to", dst)
 	if nx {
 		c.W.Int(1)
 	} else {
@@ -203,12 +206,15 @@ func cmdCopy(c *Ctx) {
 		c.W.Error(errSameObject)
 		return
 	}
+	prev := c.Tx.KeyMiss(true) // the source is a read (keymiss events)
 	m, ok := c.Tx.Lookup(src)
+	c.Tx.KeyMiss(prev)
 	if !ok || (!replace && c.Tx.ExistsIn(dstDB, dst)) {
 		c.W.Int(0)
 		return
 	}
 	c.Tx.CopyTo(src, m, dstDB, dst)
+	c.Tx.NotifyIn(dstDB, store.NotifyGeneric, "copy_to", dst)
 	c.W.Int(1)
 }
 
@@ -230,6 +236,8 @@ func cmdMove(c *Ctx) {
 	}
 	c.Tx.CopyTo(key, m, db, key)
 	c.Tx.Delete(key)
+	c.Tx.Notify(store.NotifyGeneric, "move_from", key)
+	c.Tx.NotifyIn(db, store.NotifyGeneric, "move_to", key)
 	c.W.Int(1)
 }
 
@@ -299,9 +307,11 @@ func expireGeneric(c *Ctx, base, unit int64) {
 	}
 	if when <= c.Tx.Now {
 		c.Tx.Delete(key) // a time in the past deletes the key, as Redis does
+		c.Tx.Notify(store.NotifyGeneric, "del", key)
 	} else {
 		m.ExpireAt = when
 		c.Tx.Put(key, m)
+		c.Tx.Notify(store.NotifyGeneric, "expire", key)
 	}
 	c.W.Int(1)
 }
@@ -337,6 +347,7 @@ func cmdPersist(c *Ctx) {
 	}
 	m.ExpireAt = 0
 	c.Tx.Put(c.Args[1], m)
+	c.Tx.Notify(store.NotifyGeneric, "persist", c.Args[1])
 	c.W.Int(1)
 }
 
@@ -345,7 +356,7 @@ func cmdPersist(c *Ctx) {
 func cmdKeys(c *Ctx) {
 	pat := c.Args[1]
 	if lit, complete := glob.LiteralPrefix(pat); complete {
-		if c.Tx.Exists(lit) {
+		if c.Tx.Alive(c.Tx.DB, lit) { // no lazy expiry nor keymiss, as KEYS
 			c.W.ArrayLen(1)
 			c.W.Bulk(lit)
 		} else {
@@ -531,8 +542,10 @@ func cmdObject(c *Ctx) {
 	sub.Run(c)
 }
 
-// objectKey looks up OBJECT's key; a missing key is a null reply.
+// objectKey looks up OBJECT's key; a missing key is a null reply (and no
+// keymiss event, as in Redis).
 func objectKey(c *Ctx) (store.Meta, bool) {
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(false))
 	m, ok := c.Tx.Lookup(c.Args[2])
 	if !ok {
 		c.W.Null()

@@ -128,6 +128,30 @@ func (l *listObj) save() {
 	l.tx.Put(l.key, store.Meta{Type: store.TypeList, ExpireAt: l.expire, Body: l.h.encode()})
 }
 
+// notify raises a command's keyspace event on the list, then "del" if the
+// command emptied it (so save deleted it), as Redis does.
+func (l *listObj) notify(event string) {
+	l.tx.Notify(store.NotifyList, event, l.key)
+	if l.h.count == 0 {
+		l.tx.Notify(store.NotifyGeneric, "del", l.key)
+	}
+}
+
+// pushEvent and popEvent name the events of a push and a pop at one end.
+func pushEvent(left bool) string {
+	if left {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(left bool) string {
+	if left {
+		return "lpop"
+	}
+	return "rpop"
+}
+
 func listSub(idx int64) []byte { return store.SortableInt(nil, idx) }
 
 // index turns a command's index (negative from the tail) into an offset
@@ -312,6 +336,7 @@ func cmdListPush(c *Ctx, left, onlyExisting bool) {
 		l.push(left, v)
 	}
 	l.save()
+	l.notify(pushEvent(left))
 	c.W.Int(l.h.count)
 }
 
@@ -342,12 +367,14 @@ func cmdListPop(c *Ctx, left bool) {
 	case !withCount:
 		v := l.pop(left, 1)
 		l.save()
+		l.notify(popEvent(left))
 		c.W.Bulk(v[0])
 	case count == 0:
 		c.W.ArrayLen(0)
 	default:
 		vals := l.pop(left, count)
 		l.save()
+		l.notify(popEvent(left))
 		c.W.ArrayLen(len(vals))
 		for _, v := range vals {
 			c.W.Bulk(v)
@@ -410,6 +437,7 @@ func cmdLSet(c *Ctx) {
 	}
 	c.Tx.SetMember(l.key, listSub(l.h.head+i), c.Args[3])
 	l.save()
+	l.notify("lset")
 	c.W.OK()
 }
 
@@ -473,7 +501,8 @@ func cmdLTrim(c *Ctx) {
 		l.h.tail = l.h.head + n - 1
 		l.h.count = n
 	}
-	l.save()
+	l.save() // a write even when nothing was trimmed: Redis signals it too
+	l.notify("ltrim")
 	c.W.OK()
 }
 
@@ -512,6 +541,7 @@ func cmdLInsert(c *Ctx) {
 	}
 	l.insertAfter(pivot, c.Args[4])
 	l.save()
+	l.notify("linsert")
 	c.W.Int(l.h.count)
 }
 
@@ -552,6 +582,7 @@ func cmdLRem(c *Ctx) {
 	if len(rm) > 0 {
 		l.remove(rm)
 		l.save()
+		l.notify("lrem")
 	}
 	c.W.Int(int64(len(rm)))
 }
@@ -707,6 +738,8 @@ func listMove(tx *store.Tx, src, dst []byte, fromLeft, toLeft bool, w *resp.Writ
 	}
 	dl.push(toLeft, v)
 	dl.save()
+	dl.notify(pushEvent(toLeft))
+	sl.notify(popEvent(fromLeft))
 	w.Bulk(v)
 	return true
 }
@@ -777,6 +810,7 @@ func listPopFirst(tx *store.Tx, keys [][]byte, left bool, count int64, w *resp.W
 		}
 		vals := l.pop(left, max(count, 1))
 		l.save()
+		l.notify(popEvent(left))
 		w.ArrayLen(2)
 		w.Bulk(key)
 		if count == 0 {

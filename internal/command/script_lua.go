@@ -681,7 +681,7 @@ func (e *luaEnv) exec(argv [][]byte) string {
 		}(c.Tx.Writes())
 	}
 	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec}
-	cmd.Run(&e.sub)
+	runCmd(cmd, &e.sub)
 	e.calls++
 	return ""
 }

@@ -112,14 +112,18 @@ func setLookup(c *Ctx, key []byte) (m store.Meta, h sizeHeader, ok, wrong bool) 
 	return m, h, ok, wrong
 }
 
-// setSave writes the header back after members changed, deleting the key
-// when the set is empty (Redis keeps no empty collection). The expiry stays.
-func setSave(c *Ctx, key []byte, m store.Meta, h sizeHeader) {
+// setSave writes the header back after members changed and raises the
+// command's keyspace event, deleting the key (and raising "del") when the
+// set is empty (Redis keeps no empty collection). The expiry stays.
+func setSave(c *Ctx, key []byte, m store.Meta, h sizeHeader, event string) {
 	if h.n == 0 {
 		c.Tx.Delete(key)
+		c.Tx.Notify(store.NotifySet, event, key)
+		c.Tx.Notify(store.NotifyGeneric, "del", key)
 		return
 	}
 	c.Tx.Put(key, store.Meta{Type: store.TypeSet, ExpireAt: m.ExpireAt, Body: h.encode()})
+	c.Tx.Notify(store.NotifySet, event, key)
 }
 
 // setAdd adds member and reports whether it was new.
@@ -270,7 +274,7 @@ func cmdSAdd(c *Ctx) {
 		}
 	}
 	if added > 0 {
-		setSave(c, key, m, h)
+		setSave(c, key, m, h, "sadd")
 	}
 	c.W.Int(added)
 }
@@ -296,7 +300,7 @@ func cmdSRem(c *Ctx) {
 		}
 	}
 	if removed > 0 {
-		setSave(c, key, m, h)
+		setSave(c, key, m, h, "srem")
 	}
 	c.W.Int(removed)
 }
@@ -377,7 +381,7 @@ func cmdSPop(c *Ctx) {
 	sub := setRandomSub(c, key, setRand(c), nil)
 	c.Tx.DeleteMember(key, sub)
 	h.n--
-	setSave(c, key, m, h)
+	setSave(c, key, m, h, "spop")
 	c.W.Bulk(store.HashedMember(sub))
 }
 
@@ -400,6 +404,8 @@ func spopCount(c *Ctx) {
 	case count >= h.n:
 		members := setMembersOf(c, key, h)
 		c.Tx.Delete(key)
+		c.Tx.Notify(store.NotifySet, "spop", key)
+		c.Tx.Notify(store.NotifyGeneric, "del", key)
 		setReply(c, members)
 		return
 	}
@@ -420,7 +426,7 @@ func spopCount(c *Ctx) {
 			}
 		}
 	}
-	setSave(c, key, m, h)
+	setSave(c, key, m, h, "spop")
 	c.W.SetLen(len(picked))
 	for _, sub := range picked {
 		c.W.Bulk(store.HashedMember(sub))
@@ -540,13 +546,13 @@ func cmdSMove(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	setSave(c, src, sm, sh)
+	setSave(c, src, sm, sh, "srem")
 	dh := sizeHeader{big: !setIsInt(member)}
 	if dok {
 		dh = decodeSizeHeader(dm.Body)
 	}
 	if setAdd(c, dst, member, &dh) {
-		setSave(c, dst, dm, dh)
+		setSave(c, dst, dm, dh, "sadd")
 	}
 	c.W.Int(1)
 }
@@ -562,6 +568,7 @@ type setRef struct {
 // another type answers WRONGTYPE, whatever comes before it (Redis 7 checks
 // every key before using any).
 func setLoad(c *Ctx, keys [][]byte) ([]setRef, bool) {
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // reads even for a *STORE (keymiss events)
 	refs := make([]setRef, len(keys))
 	for i, k := range keys {
 		_, h, ok, wrong := setLookup(c, k)
@@ -621,7 +628,7 @@ func cmdSInter(c *Ctx) {
 // SINTERSTORE destination key [key ...]
 func cmdSInterStore(c *Ctx) {
 	if out, ok := setInterMembers(c, c.Args[2:]); ok {
-		c.W.Int(setStore(c, c.Args[1], out))
+		c.W.Int(setStore(c, c.Args[1], out, "sinterstore"))
 	}
 }
 
@@ -686,7 +693,11 @@ func setUnionDiff(c *Ctx, diff bool, dst []byte, keys [][]byte) {
 		}
 	}
 	if dst != nil {
-		c.W.Int(setStore(c, dst, out))
+		event := "sunionstore"
+		if diff {
+			event = "sdiffstore"
+		}
+		c.W.Int(setStore(c, dst, out, event))
 		return
 	}
 	setReply(c, out)
@@ -745,13 +756,16 @@ func setDiff(c *Ctx, refs []setRef) [][]byte {
 }
 
 // setStore makes dst a set of members (computed before, so dst may have
-// been a source), replacing whatever dst held, expiry included; an empty
-// result deletes dst. It returns the size.
-func setStore(c *Ctx, dst []byte, members [][]byte) int64 {
-	c.Tx.Delete(dst)
+// been a source), replacing whatever dst held, expiry included, and raises
+// event; an empty result deletes dst ("del"). It returns the size.
+func setStore(c *Ctx, dst []byte, members [][]byte, event string) int64 {
 	if len(members) == 0 {
+		if c.Tx.Delete(dst) {
+			c.Tx.Notify(store.NotifyGeneric, "del", dst)
+		}
 		return 0
 	}
+	c.Tx.Overwrite(dst)
 	h := sizeHeader{n: int64(len(members)), big: len(members) > setMaxIntsetEntries}
 	for _, m := range members {
 		if !h.big && !setIsInt(m) {
@@ -762,6 +776,7 @@ func setStore(c *Ctx, dst []byte, members [][]byte) int64 {
 	for _, m := range members {
 		c.Tx.SetMember(dst, store.HashedSub(nil, m), nil)
 	}
+	c.Tx.Notify(store.NotifySet, event, dst)
 	return h.n
 }
 

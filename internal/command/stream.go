@@ -788,8 +788,12 @@ func cmdXAdd(c *Ctx) {
 		return
 	}
 	s.add(id, c.Args[i+1:])
-	s.trim(a.trim)
+	trimmed := s.trim(a.trim)
 	s.save()
+	c.Tx.Notify(store.NotifyStream, "xadd", s.key)
+	if trimmed > 0 {
+		c.Tx.Notify(store.NotifyStream, "xtrim", s.key)
+	}
 	c.W.BulkString(id.String())
 }
 
@@ -887,6 +891,7 @@ func cmdXDel(c *Ctx) {
 	if deleted > 0 {
 		s.refreshFirst()
 		s.save()
+		c.Tx.Notify(store.NotifyStream, "xdel", s.key)
 	}
 	c.W.Int(deleted)
 }
@@ -906,6 +911,7 @@ func cmdXTrim(c *Ctx) {
 		n := s.trim(a.trim)
 		if n > 0 {
 			s.save()
+			c.Tx.Notify(store.NotifyStream, "xtrim", s.key)
 		}
 		c.W.Int(n)
 	}
@@ -978,5 +984,6 @@ func cmdXSetID(c *Ctx) {
 	// Redis 7.0 does not mark the key modified here.
 	s.m.Body = s.h.encode()
 	c.Tx.PutQuiet(s.key, s.m)
+	c.Tx.Notify(store.NotifyStream, "xsetid", s.key)
 	c.W.OK()
 }

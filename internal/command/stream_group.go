@@ -84,6 +84,7 @@ type consumer struct {
 	name    []byte
 	seen    int64
 	pending uint64
+	created bool // by this command: save raises "xgroup-createconsumer"
 }
 
 // nack is a pending entry: its consumer, last delivery time and count.
@@ -153,7 +154,7 @@ func (e *groupEdit) consumer(name []byte, create bool) *consumer {
 	if v, ok := e.s.c.Tx.Member(e.s.key, e.consumerSub(name)); ok {
 		c = &consumer{name: append([]byte(nil), name...), seen: int64(binary.BigEndian.Uint64(v)), pending: binary.BigEndian.Uint64(v[8:])}
 	} else if create {
-		c = &consumer{name: append([]byte(nil), name...), seen: e.s.c.Tx.Now}
+		c = &consumer{name: append([]byte(nil), name...), seen: e.s.c.Tx.Now, created: true}
 		e.g.consumers++
 	} else {
 		return nil
@@ -169,6 +170,10 @@ func (e *groupEdit) save() {
 	for _, c := range e.cons {
 		v := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(c.seen))
 		tx.SetMember(e.s.key, e.consumerSub(c.name), binary.BigEndian.AppendUint64(v, c.pending))
+		if c.created {
+			tx.Notify(store.NotifyStream, "xgroup-createconsumer", e.s.key)
+			c.created = false
+		}
 	}
 }
 
@@ -392,6 +397,7 @@ func cmdXGroup(c *Ctx) {
 		}
 		e = &groupEdit{s: s, g: &group{name: name, last: id, entriesRead: entriesRead}}
 		e.save()
+		c.Tx.Notify(store.NotifyStream, "xgroup-create", key)
 		c.W.OK()
 	case sub == "setid" && (len(c.Args) == 5 || len(c.Args) == 7):
 		var id streamID
@@ -406,6 +412,7 @@ func cmdXGroup(c *Ctx) {
 		}
 		e.g.last, e.g.entriesRead = id, entriesRead
 		e.save()
+		c.Tx.Notify(store.NotifyStream, "xgroup-setid", key)
 		c.W.OK()
 	case sub == "destroy" && len(c.Args) == 4:
 		if e == nil {
@@ -421,6 +428,7 @@ func cmdXGroup(c *Ctx) {
 		// Marks the key modified, which wakes the clients blocked on the
 		// group (they get NOGROUP); Redis only wakes them.
 		s.save()
+		c.Tx.Notify(store.NotifyStream, "xgroup-destroy", key)
 		c.W.Int(1)
 	case sub == "createconsumer" && len(c.Args) == 5:
 		if e.consumer(c.Args[4], false) != nil {
@@ -452,6 +460,7 @@ func cmdXGroup(c *Ctx) {
 		e.g.consumers--
 		e.cons = nil
 		e.save()
+		c.Tx.Notify(store.NotifyStream, "xgroup-delconsumer", key)
 		c.W.Int(int64(pending))
 	default:
 		syntax()
@@ -461,7 +470,9 @@ func cmdXGroup(c *Ctx) {
 // groupArgs opens key and its group for XACK-like commands; a missing key
 // or group is reported by missing (which replies).
 func groupArgs(c *Ctx, missing func()) (*groupEdit, bool) {
+	prev := c.Tx.KeyMiss(true) // a read lookup in Redis, even for XACK (keymiss events)
 	s, wrong := openStream(c, c.Args[1])
+	c.Tx.KeyMiss(prev)
 	if wrong {
 		return nil, false
 	}

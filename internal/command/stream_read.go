@@ -160,6 +160,9 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 		if twin := xreadTwin(streams[:k], st.key); twin != nil {
 			st.s, st.e = twin.s, twin.e
 			s = twin.s
+			if s == nil && c.Tx.NotifyOn(store.NotifyKeyMiss) {
+				c.Tx.Lookup(st.key) // Redis looks it up again: another keymiss
+			}
 		} else if m, ok := c.Tx.Lookup(st.key); ok && m.Type != store.TypeStream {
 			switch {
 			case !retry:
@@ -255,6 +258,9 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 	for k := range streams {
 		st := &streams[k]
 		if st.s == nil {
+			if c.Tx.NotifyOn(store.NotifyKeyMiss) {
+				c.Tx.Lookup(st.key) // Redis looks it up again here: a second keymiss
+			}
 			continue
 		}
 		serve, history := st.servable(xgroup)

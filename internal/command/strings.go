@@ -188,7 +188,9 @@ func setGeneric(c *Ctx, key, val []byte, flags int, expire []byte, okReply, abor
 			return
 		}
 	}
+	prev := c.Tx.KeyMiss(flags&optGet != 0) // GET reads the key (keymiss events)
 	old, found := c.Tx.Lookup(key)
+	c.Tx.KeyMiss(prev)
 	if flags&optGet != 0 {
 		switch {
 		case found && old.Type != store.TypeString:
@@ -214,6 +216,10 @@ func setGeneric(c *Ctx, key, val []byte, flags int, expire []byte, okReply, abor
 		ttl = at
 	}
 	c.Tx.WriteString(key, val, ttl)
+	c.Tx.Notify(store.NotifyString, "set", key)
+	if expire != nil {
+		c.Tx.Notify(store.NotifyGeneric, "expire", key)
+	}
 	if flags&optGet == 0 {
 		okReply()
 	}
@@ -244,6 +250,7 @@ func cmdGetSet(c *Ctx) {
 }
 
 func cmdGetDel(c *Ctx) {
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // a read lookup (keymiss events)
 	m, ok, wrong := c.Lookup(c.Args[1], store.TypeString)
 	switch {
 	case wrong:
@@ -252,6 +259,7 @@ func cmdGetDel(c *Ctx) {
 	default:
 		c.W.Bulk(c.Tx.ReadString(c.Args[1], m))
 		c.Tx.Delete(c.Args[1])
+		c.Tx.Notify(store.NotifyGeneric, "del", c.Args[1])
 	}
 }
 
@@ -263,7 +271,9 @@ func cmdGetEX(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
+	prev := c.Tx.KeyMiss(true) // a read lookup (keymiss events)
 	m, ok, wrong := c.Lookup(key, store.TypeString)
+	c.Tx.KeyMiss(prev)
 	if wrong {
 		return
 	}
@@ -282,12 +292,15 @@ func cmdGetEX(c *Ctx) {
 	case flags&(optEXAT|optPXAT) != 0 && at <= c.Tx.Now:
 		// An absolute time already past deletes the key.
 		c.Tx.Delete(key)
+		c.Tx.Notify(store.NotifyGeneric, "del", key)
 	case expire != nil:
 		m.ExpireAt = at
 		c.Tx.Put(key, m)
+		c.Tx.Notify(store.NotifyGeneric, "expire", key)
 	case flags&optPersist != 0 && m.ExpireAt != 0:
 		m.ExpireAt = 0
 		c.Tx.Put(key, m)
+		c.Tx.Notify(store.NotifyGeneric, "persist", key)
 	}
 }
 
@@ -334,6 +347,7 @@ func msetPairs(c *Ctx) bool {
 	}
 	for j := 1; j < len(c.Args); j += 2 {
 		c.Tx.WriteString(c.Args[j], c.Args[j+1], 0)
+		c.Tx.Notify(store.NotifyString, "set", c.Args[j])
 	}
 	return true
 }
@@ -347,6 +361,7 @@ func cmdAppend(c *Ctx) {
 	}
 	if !ok {
 		c.Tx.WriteString(key, add, 0)
+		c.Tx.Notify(store.NotifyString, "append", key)
 		c.W.Int(int64(len(add)))
 		return
 	}
@@ -355,6 +370,7 @@ func cmdAppend(c *Ctx) {
 		return
 	}
 	m = c.Tx.WriteStringRange(key, m, n, add)
+	c.Tx.Notify(store.NotifyString, "append", key)
 	c.W.Int(m.StringLen())
 }
 
@@ -428,6 +444,7 @@ func cmdSetRange(c *Ctx) {
 		m = store.Meta{Type: store.TypeString}
 	}
 	m = c.Tx.WriteStringRange(key, m, offset, val)
+	c.Tx.Notify(store.NotifyString, "setrange", key)
 	c.W.Int(m.StringLen())
 }
 
@@ -481,6 +498,7 @@ func incrDecr(c *Ctx, by int64) {
 	}
 	v += by
 	c.Tx.WriteString(key, num.FormatInt(v), m.ExpireAt)
+	c.Tx.Notify(store.NotifyString, "incrby", key)
 	c.W.Int(v)
 }
 
@@ -505,6 +523,7 @@ func cmdIncrByFloat(c *Ctx) {
 		return
 	}
 	c.Tx.WriteString(key, v, m.ExpireAt)
+	c.Tx.Notify(store.NotifyString, "incrbyfloat", key)
 	c.W.Bulk(v)
 }
 

@@ -237,17 +237,21 @@ func (z *zset) remove(member []byte, score float64) {
 	z.h.n--
 }
 
-// save writes the header back, or deletes the key once it is empty (Redis
-// never keeps an empty sorted set). The expiry is kept.
-func (z *zset) save() {
+// save writes the header back and raises the command's keyspace event, or
+// deletes the key once it is empty (Redis never keeps an empty sorted set),
+// raising "del" too. The expiry is kept.
+func (z *zset) save(event string) {
 	if z.h.n == 0 {
 		if z.exists {
 			z.c.Tx.Delete(z.key)
+			z.c.Tx.Notify(store.NotifyZSet, event, z.key)
+			z.c.Tx.Notify(store.NotifyGeneric, "del", z.key)
 		}
 		return
 	}
 	z.c.Tx.Put(z.key, store.Meta{Type: store.TypeZSet, ExpireAt: z.meta.ExpireAt, Body: z.h.encode()})
 	z.exists = true
+	z.c.Tx.Notify(store.NotifyZSet, event, z.key)
 }
 
 // zentry is a member with its score.
@@ -438,13 +442,17 @@ parsed:
 	}
 	var added, updated, processed int64
 	var score float64
+	event := "zadd"
+	if incr {
+		event = "zincr"
+	}
 	if z.exists || !xx {
 		for j := range scores {
 			member := c.Args[idx+2*j+1]
 			res, newScore := z.add(member, scores[j], flags)
 			if res == zaddNaN {
 				if added+updated > 0 {
-					z.save() // the members added before the error stay
+					z.save(event) // the members added before the error stay
 				}
 				c.W.Error(errZNaN)
 				return
@@ -462,7 +470,7 @@ parsed:
 		}
 		// Only a change touches the key (WATCH), as in Redis.
 		if added+updated > 0 {
-			z.save()
+			z.save(event)
 		}
 	}
 	switch {
@@ -536,7 +544,7 @@ func cmdZRem(c *Ctx) {
 		}
 	}
 	if n > 0 {
-		z.save()
+		z.save("zrem")
 	}
 	c.W.Int(n)
 }
@@ -681,7 +689,11 @@ func ZPop(c *Ctx, keys [][]byte, max bool, count int64, emitKey, nested, nilWhen
 		c.W.Double(e.score)
 		z.remove(e.member, e.score)
 	}
-	z.save()
+	if max {
+		z.save("zpopmax")
+	} else {
+		z.save("zpopmin")
+	}
 	return true
 }
 

@@ -287,6 +287,9 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, kind, dir int) {
 			return
 		}
 	}
+	if store {
+		defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // the source is a read (keymiss events)
+	}
 	z, wrong := zsetLookup(c, key)
 	if wrong {
 		return
@@ -311,7 +314,7 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, kind, dir int) {
 		z.walkLex(lr, rev, offset, limit, collect)
 	}
 	if store {
-		c.W.Int(zsetStore(c, c.Args[1], out, bigStart, false))
+		c.W.Int(zsetStore(c, c.Args[1], out, bigStart, false, "zrangestore"))
 		return
 	}
 	for _, e := range out {
@@ -336,16 +339,19 @@ func rankRange(start, end, n int64) (int64, int64, bool) {
 	return start, min(end, n-1), true
 }
 
-// zsetStore replaces dst with a sorted set of entries (sorted, distinct)
-// and returns its size; an empty result deletes dst. ZRANGESTORE builds its
+// zsetStore replaces dst with a sorted set of entries (sorted, distinct),
+// raising event, and returns its size; an empty result deletes dst ("del"). ZRANGESTORE builds its
 // result member by member from a listpack (unless bigStart), so a -0 score
 // becomes 0 until it outgrows one; the set operations build a skiplist and
 // convert it at the end (final).
-func zsetStore(c *Ctx, dst []byte, entries []zentry, bigStart, final bool) int64 {
-	c.Tx.Delete(dst)
+func zsetStore(c *Ctx, dst []byte, entries []zentry, bigStart, final bool, event string) int64 {
 	if len(entries) == 0 {
+		if c.Tx.Delete(dst) {
+			c.Tx.Notify(store.NotifyGeneric, "del", dst)
+		}
 		return 0
 	}
+	c.Tx.Overwrite(dst)
 	z := &zset{c: c, key: dst, h: sizeHeader{big: bigStart}}
 	if final {
 		big := len(entries) > zsetMaxListpackEntries
@@ -361,7 +367,7 @@ func zsetStore(c *Ctx, dst []byte, entries []zentry, bigStart, final bool) int64
 			z.insert(e.member, e.score)
 		}
 	}
-	z.save()
+	z.save(event)
 	return z.h.n
 }
 
@@ -451,7 +457,7 @@ func zremrangeGeneric(c *Ctx, kind int) {
 		z.remove(e.member, e.score)
 	}
 	if len(out) > 0 {
-		z.save()
+		z.save([...]string{zrRank: "zremrangebyrank", zrScore: "zremrangebyscore", zrLex: "zremrangebylex"}[kind])
 	}
 	c.W.Int(int64(len(out)))
 }
@@ -532,6 +538,7 @@ func zsetOpGeneric(c *Ctx, dst []byte, numIdx int, op int, cardOnly bool) {
 		c.W.Error(ErrSyntax)
 		return
 	}
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // the sources are reads (keymiss events)
 	srcs := make([]*zsrc, setNum)
 	j := numIdx + 1
 	for i := range srcs {
@@ -674,7 +681,7 @@ func zsetOpGeneric(c *Ctx, dst []byte, numIdx int, op int, cardOnly bool) {
 		return bytes.Compare(a.member, b.member)
 	})
 	if dst != nil {
-		c.W.Int(zsetStore(c, dst, out, false, true))
+		c.W.Int(zsetStore(c, dst, out, false, true, [...]string{"zunionstore", "zinterstore", "zdiffstore"}[op]))
 		return
 	}
 	replyEntries(c, out, withScores)

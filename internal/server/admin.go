@@ -519,6 +519,9 @@ func configSet(c *Client, args [][]byte) {
 	if seen["busy-reply-threshold"] || seen["lua-time-limit"] {
 		command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	}
+	if seen["notify-keyspace-events"] {
+		s.st.SetNotify(cfg.NotifyKeyspaceEvents, s.hub.keyspaceEvents)
+	}
 	if seen["gomaxprocs"] && cfg.GoMaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.GoMaxProcs)
 	}

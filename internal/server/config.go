@@ -41,6 +41,9 @@ type Config struct {
 	// client-output-buffer-limit by class (bufferClasses); basalt enforces
 	// the pubsub class (see pubsub.go) and shows the others.
 	OutputLimits [3]BufferLimit
+
+	// NotifyKeyspaceEvents is notify-keyspace-events (notify.go).
+	NotifyKeyspaceEvents store.NotifyFlags
 }
 
 // bufferClasses are client-output-buffer-limit's classes, in CONFIG GET's order.
@@ -152,6 +155,12 @@ func (c *Config) Set(name, value string) error {
 			return fmt.Errorf("argument must be between 0 and 9223372036854775807 inclusive")
 		}
 		c.LuaTimeLimit = n
+	case "notify-keyspace-events":
+		f, err := store.ParseNotifyFlags(value)
+		if err != nil {
+			return err
+		}
+		c.NotifyKeyspaceEvents = f
 	default:
 		return fmt.Errorf("unknown option '%s'", name)
 	}
@@ -205,6 +214,8 @@ func (c *Config) Get(name string) (string, bool) {
 			parts = append(parts, fmt.Sprintf("%s %d %d %d", bufferClasses[i], l.Hard, l.Soft, l.Seconds))
 		}
 		return strings.Join(parts, " "), true
+	case "notify-keyspace-events":
+		return c.NotifyKeyspaceEvents.String(), true
 	}
 	return "", false
 }
@@ -244,7 +255,7 @@ func FormatCluster(m map[uint64]string) string {
 var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
 	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size", "meta-cache-size",
 	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit",
-	"busy-reply-threshold", "lua-time-limit"}
+	"busy-reply-threshold", "lua-time-limit", "notify-keyspace-events"}
 
 // configAliases maps old names to the name CONFIG REWRITE writes.
 var configAliases = map[string]string{"lua-time-limit": "busy-reply-threshold"}

@@ -90,10 +90,28 @@ func (h *Hub) SetLimit(l BufferLimit) {
 
 // Publish delivers message to the subscribers of channel and of the
 // patterns that match it, and returns how many received it (a client
-// subscribed through two patterns counts twice, as in Redis). It is the
-// one entry point of PUBLISH: it does not block on any subscriber.
+// subscribed through two patterns counts twice, as in Redis). It is
+// PUBLISH on a lone node (in a cluster the message comes with a committed
+// batch, see keyspaceEvents); it does not block on any subscriber.
 func (h *Hub) Publish(channel, message []byte) int {
 	return h.publish(kindChannel, channel, message)
+}
+
+// receivers counts the subscribers a message to channel would reach now
+// (PUBLISH's reply), without sending it.
+func (h *Hub) receivers(channel []byte) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	if set := h.subs[kindChannel][string(channel)]; set != nil {
+		n = len(set.subs)
+	}
+	for _, set := range h.subs[kindPattern] {
+		if glob.Match(set.name, channel, false) {
+			n += len(set.subs)
+		}
+	}
+	return n
 }
 
 // PublishShard is SPUBLISH: shard channels have their own name space and
@@ -105,6 +123,10 @@ func (h *Hub) PublishShard(channel, message []byte) int {
 func (h *Hub) publish(kind int, channel, message []byte) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.publishLocked(kind, channel, message)
+}
+
+func (h *Hub) publishLocked(kind int, channel, message []byte) int {
 	n := 0
 	if set := h.subs[kind][string(channel)]; set != nil {
 		var enc [2][]byte // the message in RESP2 and RESP3, made on first use

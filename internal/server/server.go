@@ -61,9 +61,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	hub := newHub(cfg.OutputLimits[pubsubClass])
+	st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
 	sc := shardConfig(cfg)
-	sc.Publish = hub.Publish
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
+	sc.Receivers = hub.receivers
 	sh, err := shard.New(st, command.Apply, sc)
 	if err != nil {
 		st.Close()

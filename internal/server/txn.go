@@ -129,7 +129,7 @@ func cmdWatch(c *Client, argv [][]byte) {
 		}
 		idx := c.srv.shard.Watch(c.db, key)
 		tx := c.srv.st.ReadTx(c.db, nowMs(), false)
-		live := tx.Exists(key)
+		live := tx.Alive(c.db, key) // no keymiss event: WATCH is no read
 		tx.Close()
 		c.watching = append(c.watching, shard.WatchKey{DB: c.db, Key: key, Index: idx, Live: live})
 	}

@@ -124,9 +124,10 @@ type Config struct {
 	TickInterval  time.Duration
 	ElectionTicks int
 	Logger        raft.Logger
-	// Publish delivers a message published in the cluster to this node's
-	// subscribers and returns how many got it.
-	Publish func(channel, message []byte) int
+	// Receivers counts this node's subscribers to a channel, for the reply
+	// of a PUBLISH in the cluster; the message itself is delivered when its
+	// batch commits (store.Tx.Publish).
+	Receivers func(channel []byte) int
 }
 
 // Shard owns the single ordered write path of a key space.
@@ -283,13 +284,18 @@ func (s *Shard) FsyncPolicy() Fsync { return Fsync(s.fsync.Load()) }
 // Lone reports whether this node is its group's only voter.
 func (s *Shard) Lone() bool { return s.node.loneFast.Load() }
 
-// publish delivers a KindPublish record to this node's subscribers. A
-// message older than a few seconds is a node catching up after a restart:
-// its subscribers were not there to get it then, so it is not delivered.
-func (s *Shard) publish(rec *Record, w *resp.Writer) {
+// publish queues a KindPublish record's message for this node's
+// subscribers: it goes out when the batch commits, in log order with the
+// keyspace notifications of the records around it. A message older than a
+// few seconds is a node catching up after a restart: its subscribers were
+// not there to get it then, so it is not delivered.
+func (s *Shard) publish(tx *store.Tx, rec *Record, w *resp.Writer) {
 	n := 0
-	if s.cfg.Publish != nil && len(rec.Cmds) == 1 && len(rec.Cmds[0]) == 2 && time.Now().UnixMilli()-rec.Time < 5000 {
-		n = s.cfg.Publish(rec.Cmds[0][0], rec.Cmds[0][1])
+	if len(rec.Cmds) == 1 && len(rec.Cmds[0]) == 2 && time.Now().UnixMilli()-rec.Time < 5000 {
+		tx.Publish(rec.Cmds[0][0], rec.Cmds[0][1])
+		if s.cfg.Receivers != nil {
+			n = s.cfg.Receivers(rec.Cmds[0][0])
+		}
 	}
 	if w != nil {
 		w.Int(int64(n))
@@ -960,7 +966,7 @@ func (s *Shard) applyOne(tx *store.Tx, rec *Record, w *resp.Writer) {
 	tx.DB = rec.DB
 	tx.Now = rec.Time
 	if rec.Kind == KindPublish {
-		s.publish(rec, w)
+		s.publish(tx, rec, w)
 		return
 	}
 	s.apply(tx, rec, s, w)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,12 @@ type Store struct {
 	expires []atomic.Int64 // keys with an expiry per physical database
 	access  accessClock
 	cache   *metaCache
+
+	// Keyspace notifications (notify.go): the flags new write Txs take
+	// and the listener of committed events.
+	notify   atomic.Uint32
+	notifyMu sync.Mutex
+	notifyFn NotifyListener
 }
 
 // Options configure Open.

@@ -56,6 +56,15 @@ type Tx struct {
 	flushed bool
 
 	writes int // changes made so far (see Writes)
+
+	// Keyspace notifications (notify.go): the classes wanted when the Tx
+	// started, and the events raised so far.
+	notify      NotifyFlags
+	events      []Event
+	overwriting []byte // the key Overwrite emptied, while overwrite is set
+	overwrite   bool
+	keyMiss     bool // a Lookup that finds no key raises "keymiss" (see KeyMiss)
+	published   bool // events holds a PUBLISH (see Publish)
 }
 
 // chain is the view shared by chained write Txs.
@@ -78,7 +87,7 @@ func (t *Tx) ViewSize() int { return t.chain.view.Len() }
 // A snapshot makes multi-key reads see one instant; single-key reads don't
 // need it.
 func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
-	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now}
+	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true}
 	if snapshot {
 		t.snap = s.pdb.NewSnapshot()
 		t.r = t.snap
@@ -96,7 +105,7 @@ func (s *Store) WriteTx() *Tx { return s.WriteTxAfter(nil) }
 func (s *Store) WriteTxAfter(prev *Tx) *Tx {
 	n := len(s.counts)
 	t := &Tx{st: s, b: s.pdb.NewBatch(), countDelta: make([]int64, n), expiresDelta: make([]int64, n),
-		written: map[string]cacheEntry{}}
+		written: map[string]cacheEntry{}, notify: NotifyFlags(s.notify.Load())}
 	if prev != nil && !prev.committed && prev.b != nil {
 		t.prev, t.chain = prev, prev.chain
 		t.dbMap = append([]int(nil), prev.dbMap...)
@@ -109,8 +118,14 @@ func (s *Store) WriteTxAfter(prev *Tx) *Tx {
 	return t
 }
 
-// Close releases a read Tx's snapshot or a write Tx's uncommitted batch.
+// Close releases a read Tx's snapshot or a write Tx's uncommitted batch,
+// whose events are dropped. The events of a Tx that wrote and published
+// nothing (a read's, or a group of reads in the apply loop) can only be
+// keymiss: they go out now.
 func (t *Tx) Close() {
+	if t.writes == 0 && !t.published {
+		t.deliverEvents()
+	}
 	if t.snap != nil {
 		t.snap.Close()
 		t.snap = nil
@@ -262,6 +277,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	t.committed = true
 	t.prev = nil
 	t.chain.release()
+	t.deliverEvents()
 	return func() error {
 		var err error
 		if sync {
@@ -339,12 +355,12 @@ func (t *Tx) Lookup(key []byte) (Meta, bool) {
 		t.r = t.snap
 		m, ok = t.rawMeta(key)
 	}
-	if !ok {
-		return Meta{}, false
-	}
-	if m.Expired(t.Now) {
-		if t.b != nil {
+	if !ok || m.Expired(t.Now) {
+		if ok && t.b != nil {
 			t.remove(key, m)
+		}
+		if t.keyMiss {
+			t.Notify(NotifyKeyMiss, "keymiss", key)
 		}
 		return Meta{}, false
 	}
@@ -392,6 +408,7 @@ func (t *Tx) PutQuiet(key []byte, m Meta) {
 	t.mustWrite()
 	phys := t.phys()
 	old, existed := t.rawMeta(key)
+	t.noteCreated(key, existed, existed && old.Expired(t.Now))
 	if existed {
 		if old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt {
 			t.del(expiryKey(nil, phys, old.ExpireAt, key))
@@ -429,6 +446,9 @@ func (t *Tx) Delete(key []byte) bool {
 }
 
 func (t *Tx) remove(key []byte, m Meta) {
+	if m.Expired(t.Now) {
+		t.Notify(NotifyExpired, "expired", key)
+	}
 	phys := t.phys()
 	mk := MetaKey(nil, phys, key)
 	t.del(mk)

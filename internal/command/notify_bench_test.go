@@ -1,0 +1,46 @@
+package command
+
+import (
+	"strconv"
+	"testing"
+
+	"basalt/internal/shard"
+	"basalt/internal/store"
+)
+
+// benchApply applies cmd key value records, 100 to a batch, with keyspace
+// notifications off or on (KEA, the events discarded): the cost of raising
+// and collecting them in the apply loop.
+func benchApply(b *testing.B, cmd string, on bool) {
+	st, err := store.Open(b.TempDir(), store.Options{Databases: 16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if on {
+		st.SetNotify(store.NotifyKeyspace|store.NotifyKeyevent|store.NotifyAll, func(store.NotifyFlags, []store.Event) {})
+	}
+	rec := &shard.Record{Kind: shard.KindCommand}
+	keys := make([][]byte, 1000)
+	for i := range keys {
+		keys[i] = []byte("key:" + strconv.Itoa(i))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		tx := st.WriteTx()
+		tx.Now = 1
+		for j := 0; j < 100 && i < b.N; j, i = j+1, i+1 {
+			argv := [][]byte{[]byte(cmd), keys[i%1000], []byte("value")}
+			rec.Cmds = [][][]byte{argv}
+			Apply(tx, rec, nil, nil)
+		}
+		if err := tx.Commit(false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkApplySET(b *testing.B)      { benchApply(b, "SET", false) }
+func BenchmarkApplyLPUSH(b *testing.B)    { benchApply(b, "LPUSH", false) }
+func BenchmarkApplySETKEA(b *testing.B)   { benchApply(b, "SET", true) }
+func BenchmarkApplyLPUSHKEA(b *testing.B) { benchApply(b, "LPUSH", true) }
