@@ -287,7 +287,13 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, kind, dir int) {
 			return
 		}
 	}
-	z, wrong := zsetLookup(c, key)
+	var z *zset
+	var wrong bool
+	if kind == zrRank {
+		z, wrong = zsetLookupRanked(c, key)
+	} else {
+		z, wrong = zsetLookup(c, key)
+	}
 	if wrong {
 		return
 	}
@@ -539,7 +545,7 @@ func zsetOpGeneric(c *Ctx, dst []byte, numIdx int, op int, cardOnly bool) {
 		if m, found := c.Tx.Lookup(s.key); found {
 			switch m.Type {
 			case store.TypeZSet:
-				s.typ, s.z = store.TypeZSet, &zset{c: c, key: s.key, meta: m, h: decodeSizeHeader(m.Body), exists: true}
+				s.typ, s.z = store.TypeZSet, zsetOf(c, s.key, m)
 				s.n = s.z.h.n
 			case store.TypeSet:
 				s.typ, s.n = store.TypeSet, decodeSizeHeader(m.Body).n
