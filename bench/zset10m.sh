@@ -2,24 +2,27 @@
 # A leaderboard of 10,000,000 members: one sorted set loaded into
 # redis-server, then into basalt (one server at a time, same appendfsync),
 # and the commands of a leaderboard measured on it with bench/zsetload
-# (ZADD score changes, ZSCORE, ZRANK of random members, ZRANGEBYSCORE of
-# about 10 members, ZRANGE of 10 members at a random rank). Prints a
-# markdown table with ops/s, the load rate, memory and data size.
+# (ZSCORE, ZRANK of random members, ZRANGEBYSCORE of about 10 members,
+# ZRANGE of 10 members at a random rank, ZADD score changes). Prints a
+# markdown table with ops/s, the load rate, memory and data size. Each
+# server rests SETTLE seconds after its load (compactions), then the
+# tests run, writes last.
 #
 #   bench/zset10m.sh
 #   N=1000000 SECS=5 PIPELINES=1 bench/zset10m.sh
 #
-# Environment: N=10000000 members, SECS=10 per test, CLIENTS=50,
-# PIPELINES="1 16", FSYNC=always, TESTS=zadd,zscore,zrank,zrangebyscore,zrange,
+# Environment: N=10000000 members, SECS=10 per test, SETTLE=30, CLIENTS=50,
+# PIPELINES="1 16", FSYNC=always, TESTS=zscore,zrank,zrangebyscore,zrange,zadd,
 # REV, BASALT_BIN, KEEP (as in run.sh).
 set -euo pipefail
 
 N=${N:-10000000}
 SECS=${SECS:-10}
+SETTLE=${SETTLE:-30}
 CLIENTS=${CLIENTS:-50}
 PIPELINES=${PIPELINES:-"1 16"}
 FSYNC=${FSYNC:-always}
-TESTS=${TESTS:-zadd,zscore,zrank,zrangebyscore,zrange}
+TESTS=${TESTS:-zscore,zrank,zrangebyscore,zrange,zadd}
 
 . "$(dirname "$0")/lib.sh"
 trap bench_cleanup EXIT
@@ -38,6 +41,7 @@ measure() {
 	printf '%s\tload\t%s\n' "$name" "${line#load,}" >>"$WORK/results"
 	printf '%s\tcard\t%s\n' "$name" "$(redis-cli -p "$port" zcard bench:lb)" >>"$WORK/results"
 	echo "$name: loaded in $((SECONDS - t0)) s" >&2
+	sleep "$SETTLE"
 	for p in $PIPELINES; do
 		"$WORK/zsetload" -addr "127.0.0.1:$port" -n "$N" -tests "$TESTS" -secs "$SECS" -c "$CLIENTS" -P "$p" |
 			while IFS=, read -r t ops; do printf '%s\t%s P%s\t%s\n' "$name" "$t" "$p" "$ops"; done >>"$WORK/results"
@@ -49,7 +53,7 @@ measure() {
 }
 
 : >"$WORK/results"
-echo "N=$N SECS=$SECS CLIENTS=$CLIENTS PIPELINES=\"$PIPELINES\" FSYNC=$FSYNC TESTS=$TESTS"
+echo "N=$N SECS=$SECS SETTLE=$SETTLE CLIENTS=$CLIENTS PIPELINES=\"$PIPELINES\" FSYNC=$FSYNC TESTS=$TESTS"
 echo "redis: $(redis-server --version | cut -d' ' -f3), basalt: $BASALT_VERSION, $(nproc) cores"
 start_redis "$FSYNC"
 measure redis "$REDIS_PORT" "$REDIS_PID" "$WORK/redis-$FSYNC"

@@ -378,15 +378,24 @@ func cmdZCount(c *Ctx) {
 		c.W.Error(errZMinMaxFloat)
 		return
 	}
-	z, wrong := zsetLookup(c, c.Args[1])
+	z, wrong := zsetLookupRanked(c, c.Args[1])
 	if wrong {
 		return
 	}
 	var n int64
 	if r.min <= math.Inf(-1) && r.max >= math.Inf(1) && !r.minex && !r.maxex {
 		n = z.h.n // everything: the header knows
-	} else {
-		z.walkScore(r, false, 0, -1, func([]byte, float64) { n++ })
+	} else if from, to := r.bounds(); bytes.Compare(from, to) < 0 {
+		// Count a short range; a long one is a difference of ranks.
+		long := false
+		z.each(from, to, false, func([]byte, float64) bool {
+			n++
+			long = z.levels > 0 && n > 4*zrankLeaf
+			return !long
+		})
+		if long {
+			n = z.rankBefore(to[1:]) - z.rankBefore(from[1:])
+		}
 	}
 	c.W.Int(n)
 }

@@ -73,8 +73,10 @@ func zrankRound(r *rand.Rand, key string, n, members int) [][]string {
 		case x < 85:
 			from := r.IntN(members)
 			c = []string{"ZRANGESTORE", key + ":dst", key, strconv.Itoa(from), strconv.Itoa(from + r.IntN(300))}
-		case x < 90:
+		case x < 88:
 			c = []string{"ZRANGEBYSCORE", key, score(), "+inf", "LIMIT", "0", "3"}
+		case x < 90:
+			c = []string{"ZCOUNT", key, "(" + score(), score()}
 		default:
 			c = []string{"ZCARD", key}
 		}
