@@ -340,7 +340,8 @@ func (z *zset) ends() (first, last zentry) {
 }
 
 // byRank returns the entries of ranks start..end (0-based, inclusive, within
-// bounds), in reverse order of score when rev. It walks from the nearer end.
+// bounds), in reverse order of score when rev. It walks from the nearer end,
+// or from where the rank index puts the start when both ends are far.
 func (z *zset) byRank(start, end int64, rev bool) []zentry {
 	n := end - start + 1
 	out := make([]zentry, 0, min(n, 1<<16))
@@ -630,7 +631,8 @@ func cmdZMScore(c *Ctx) {
 }
 
 // zrankGeneric is ZRANK and ZREVRANK: the number of members before member
-// in the score index (after it for ZREVRANK), counted from that end.
+// in the score index (after it for ZREVRANK), from the rank index or
+// counted from that end.
 func zrankGeneric(c *Ctx, rev bool) {
 	z, wrong := zsetLookupRanked(c, c.Args[1])
 	if wrong {
