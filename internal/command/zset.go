@@ -14,7 +14,8 @@ import (
 )
 
 // Sorted sets (t_zset.c in Redis). A sorted set is a metadata entry whose
-// body is a header (member count and encoding) and two entries per member:
+// body is a header (member count, encoding and the levels of its rank
+// index) and two entries per member:
 //
 //	'm' | hash64(member) | member          -> SortableFloat(score)
 //	's' | SortableFloat(score) | member    -> "" (or "-" when the score is -0)
@@ -25,7 +26,9 @@ import (
 // 0 for -0 (Redis compares them equal) and its value remembers the sign,
 // which Redis keeps in a skiplist but not in a listpack.
 //
-// Range commands and the set operations (ZUNION...) are in zset_range.go.
+// A big set also has a rank index (zset_rank.go), so ranks cost about
+// log(n), not the rank. Range commands and the set operations (ZUNION...)
+// are in zset_range.go.
 func init() {
 	wf := []string{"write", "sortedset", "fast"}
 	ws := []string{"write", "sortedset", "slow"}
@@ -172,7 +175,19 @@ type zset struct {
 	key    []byte
 	meta   store.Meta
 	h      sizeHeader
+	levels int // of the rank index; 0 when the set has none
 	exists bool
+}
+
+// zsetOf opens the existing sorted set key whose metadata is m. Its header
+// is a sizeHeader followed, when the set has a rank index, by one byte:
+// the index's levels.
+func zsetOf(c *Ctx, key []byte, m store.Meta) *zset {
+	z := &zset{c: c, key: key, meta: m, h: decodeSizeHeader(m.Body), exists: true}
+	if len(m.Body) > 9 {
+		z.levels = int(m.Body[9])
+	}
+	return z
 }
 
 // zsetLookup opens key as a sorted set; wrong reports (and answers)
@@ -182,11 +197,21 @@ func zsetLookup(c *Ctx, key []byte) (z *zset, wrong bool) {
 	if wrong {
 		return nil, true
 	}
-	z = &zset{c: c, key: key, meta: m, exists: ok}
-	if ok {
-		z.h = decodeSizeHeader(m.Body)
+	if !ok {
+		return &zset{c: c, key: key}, false
 	}
-	return z, false
+	return zsetOf(c, key, m), false
+}
+
+// zsetLookupRanked is zsetLookup for a read that uses the rank index: a
+// read on live state reads an indexed set again from a snapshot, so that
+// the index and the members it counts agree.
+func zsetLookupRanked(c *Ctx, key []byte) (z *zset, wrong bool) {
+	z, wrong = zsetLookup(c, key)
+	if !wrong && z.levels > 0 && c.Tx.Pin() {
+		return zsetLookup(c, key)
+	}
+	return z, wrong
 }
 
 // score returns member's score.
@@ -222,12 +247,21 @@ func (z *zset) insert(member []byte, score float64) {
 	}
 	z.h.n++
 	z.write(member, score)
+	if z.levels > 0 {
+		z.rankAdd(zScoreSub(score, member), 1)
+	}
 }
 
 // update changes an existing member's score.
 func (z *zset) update(member []byte, old, score float64) {
 	z.c.Tx.DeleteMember(z.key, zScoreSub(old, member))
+	if z.levels > 0 {
+		z.rankAdd(zScoreSub(old, member), -1)
+	}
 	z.write(member, score)
+	if z.levels > 0 {
+		z.rankAdd(zScoreSub(score, member), 1)
+	}
 }
 
 // remove deletes an existing member.
@@ -235,11 +269,15 @@ func (z *zset) remove(member []byte, score float64) {
 	z.c.Tx.DeleteMember(z.key, zMemberSub(member))
 	z.c.Tx.DeleteMember(z.key, zScoreSub(score, member))
 	z.h.n--
+	if z.levels > 0 && z.h.n > 0 {
+		z.rankAdd(zScoreSub(score, member), -1)
+	}
 }
 
 // save writes the header back and raises the command's keyspace event, or
 // deletes the key once it is empty (Redis never keeps an empty sorted set),
-// raising "del" too. The expiry is kept.
+// raising "del" too. The expiry is kept. The rank index is built or dropped
+// here when the set crossed its thresholds.
 func (z *zset) save(event string) {
 	if z.h.n == 0 {
 		if z.exists {
@@ -247,9 +285,20 @@ func (z *zset) save(event string) {
 			z.c.Tx.Notify(store.NotifyZSet, event, z.key)
 			z.c.Tx.Notify(store.NotifyGeneric, "del", z.key)
 		}
+		z.levels = 0
 		return
 	}
-	z.c.Tx.Put(z.key, store.Meta{Type: store.TypeZSet, ExpireAt: z.meta.ExpireAt, Body: z.h.encode()})
+	switch {
+	case z.levels == 0 && z.h.n >= zrankBuildAt:
+		z.rankBuild()
+	case z.levels > 0 && z.h.n < zrankDropAt:
+		z.rankDrop()
+	}
+	body := z.h.encode()
+	if z.levels > 0 {
+		body = append(body, byte(z.levels))
+	}
+	z.c.Tx.Put(z.key, store.Meta{Type: store.TypeZSet, ExpireAt: z.meta.ExpireAt, Body: body})
 	z.exists = true
 	z.c.Tx.Notify(store.NotifyZSet, event, z.key)
 }
@@ -295,7 +344,8 @@ func (z *zset) ends() (first, last zentry) {
 }
 
 // byRank returns the entries of ranks start..end (0-based, inclusive, within
-// bounds), in reverse order of score when rev. It walks from the nearer end.
+// bounds), in reverse order of score when rev. It walks from the nearer end,
+// or from where the rank index puts the start when both ends are far.
 func (z *zset) byRank(start, end int64, rev bool) []zentry {
 	n := end - start + 1
 	out := make([]zentry, 0, min(n, 1<<16))
@@ -309,7 +359,13 @@ func (z *zset) byRank(start, end int64, rev bool) []zentry {
 	if backward {
 		skip = z.h.n - 1 - fe
 	}
-	z.each(nil, nil, backward, func(m []byte, s float64) bool {
+	var from []byte
+	if z.levels > 0 && skip > 2*zrankLeaf {
+		// Far from both ends: the rank index finds the start.
+		from, skip = z.seekRank(fs)
+		backward = false
+	}
+	z.each(from, nil, backward, func(m []byte, s float64) bool {
 		if skip > 0 {
 			skip--
 			return true
@@ -583,9 +639,10 @@ func cmdZMScore(c *Ctx) {
 }
 
 // zrankGeneric is ZRANK and ZREVRANK: the number of members before member
-// in the score index (after it for ZREVRANK), counted from that end.
+// in the score index (after it for ZREVRANK), from the rank index or
+// counted from that end.
 func zrankGeneric(c *Ctx, rev bool) {
-	z, wrong := zsetLookup(c, c.Args[1])
+	z, wrong := zsetLookupRanked(c, c.Args[1])
 	if wrong {
 		return
 	}
@@ -595,6 +652,14 @@ func zrankGeneric(c *Ctx, rev bool) {
 		return
 	}
 	self := zScoreSub(s, c.Args[2])
+	if z.levels > 0 {
+		rank := z.rankBefore(self[1:])
+		if rev {
+			rank = z.h.n - 1 - rank
+		}
+		c.W.Int(rank)
+		return
+	}
 	var rank int64
 	count := func([]byte, float64) bool { rank++; return true }
 	if rev {

@@ -290,7 +290,13 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, kind, dir int) {
 	if store {
 		defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // the source is a read (keymiss events)
 	}
-	z, wrong := zsetLookup(c, key)
+	var z *zset
+	var wrong bool
+	if kind == zrRank {
+		z, wrong = zsetLookupRanked(c, key)
+	} else {
+		z, wrong = zsetLookup(c, key)
+	}
 	if wrong {
 		return
 	}
@@ -378,15 +384,24 @@ func cmdZCount(c *Ctx) {
 		c.W.Error(errZMinMaxFloat)
 		return
 	}
-	z, wrong := zsetLookup(c, c.Args[1])
+	z, wrong := zsetLookupRanked(c, c.Args[1])
 	if wrong {
 		return
 	}
 	var n int64
 	if r.min <= math.Inf(-1) && r.max >= math.Inf(1) && !r.minex && !r.maxex {
 		n = z.h.n // everything: the header knows
-	} else {
-		z.walkScore(r, false, 0, -1, func([]byte, float64) { n++ })
+	} else if from, to := r.bounds(); bytes.Compare(from, to) < 0 {
+		// Count a short range; a long one is a difference of ranks.
+		long := false
+		z.each(from, to, false, func([]byte, float64) bool {
+			n++
+			long = z.levels > 0 && n > 4*zrankLeaf
+			return !long
+		})
+		if long {
+			n = z.rankBefore(to[1:]) - z.rankBefore(from[1:])
+		}
 	}
 	c.W.Int(n)
 }
@@ -546,7 +561,7 @@ func zsetOpGeneric(c *Ctx, dst []byte, numIdx int, op int, cardOnly bool) {
 		if m, found := c.Tx.Lookup(s.key); found {
 			switch m.Type {
 			case store.TypeZSet:
-				s.typ, s.z = store.TypeZSet, &zset{c: c, key: s.key, meta: m, h: decodeSizeHeader(m.Body), exists: true}
+				s.typ, s.z = store.TypeZSet, zsetOf(c, s.key, m)
 				s.n = s.z.h.n
 			case store.TypeSet:
 				s.typ, s.n = store.TypeSet, decodeSizeHeader(m.Body).n
