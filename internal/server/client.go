@@ -43,6 +43,7 @@ type Client struct {
 	up            *upstream // the connection to the leader this client's commands go to
 	upMulti       bool      // the leader has this client in MULTI
 	upQueued      int       // commands forwarded inside that MULTI
+	upName        *string   // a CLIENT SETNAME queued in it
 	watchLost     bool      // WATCHes made on this node before it stopped leading
 	readonly      bool      // READONLY: reads are served here even on a follower
 	readConfirmed bool      // a ReadIndex covers the reads buffered now

@@ -195,7 +195,7 @@ func cmdReset(c *Client, argv [][]byte) {
 	w := c.reply()
 	c.endMulti()
 	c.closeUpstream() // the leader's side of the client goes too
-	c.readonly, c.upMulti, c.upQueued, c.watchLost = false, false, 0, false
+	c.readonly, c.upMulti, c.upQueued, c.upName, c.watchLost = false, false, 0, nil, false
 	c.dropSubscriptions()
 	c.db = 0
 	c.proto = 2

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"basalt/internal/command"
@@ -84,7 +85,7 @@ func (c *Client) forward(argv [][]byte) {
 		c.watchLost = true
 	}
 	if c.watchLost && cmd != nil && cmd.Name == "exec" && c.upMulti {
-		c.watchLost, c.upMulti, c.upQueued = false, false, 0
+		c.watchLost, c.upMulti, c.upQueued, c.upName = false, false, 0, nil
 		c.drainUpstream(true)
 		c.up.send([][]byte{[]byte("DISCARD")})
 		c.drainUpstream(false)
@@ -112,9 +113,18 @@ func (c *Client) forward(argv [][]byte) {
 	case cmd.Name == "multi":
 		c.upMulti, c.upQueued = true, 0
 	case cmd.Name == "exec" || cmd.Name == "discard":
-		c.upMulti, c.upQueued = false, 0
+		if cmd.Name == "exec" && c.upName != nil {
+			// A CLIENT SETNAME queued in the MULTI names this node's
+			// connection too (even if a WATCH aborts the EXEC).
+			c.name.Store(c.upName)
+		}
+		c.upMulti, c.upQueued, c.upName = false, 0, nil
 	case c.upMulti:
 		c.upQueued++ // for CLIENT LIST; the leader may still refuse it
+		if cmd.Name == "client" && len(argv) == 3 && strings.EqualFold(string(argv[1]), "setname") && validClientName(argv[2]) == "" {
+			name := string(argv[2])
+			c.upName = &name
+		}
 	case cmd.Name == "select" && len(argv) == 2:
 		if db, ok := c.parseDB(argv[1]); ok {
 			c.db = db // for this node's READONLY reads
