@@ -52,7 +52,7 @@ var ErrUnknownOutcome = errors.New("leadership changed; the write may or may not
 type event struct {
 	snap     *raftpb.Snapshot // a snapshot to install before any later entry
 	ents     []raftpb.Entry   // committed entries
-	snapshot bool             // a member was added: snapshot the store for it
+	snapshot bool             // pin and record a snapshot of the store (raft needs one, or a member was added)
 	lost     bool             // this node stopped leading
 	dropped  uint64           // raft refused the proposal with this id
 }
@@ -66,30 +66,10 @@ type confReq struct {
 	done chan error
 }
 
-// snapStorage is the Raft log as raft sees it: when raft needs a snapshot
-// newer than the one recorded (a follower is behind the compacted part of
-// the log), the apply loop is asked to take one, and raft tries again later.
-type snapStorage struct {
-	*raftlog.Storage
-	s *Shard
-}
-
-func (st snapStorage) Snapshot() (raftpb.Snapshot, error) {
-	snap, err := st.Storage.Snapshot()
-	if err != nil {
-		return snap, err
-	}
-	if first, _ := st.FirstIndex(); snap.Metadata.Index+1 < first {
-		if st.s.snapWanted.CompareAndSwap(false, true) {
-			select {
-			case st.s.events <- event{snapshot: true}:
-			default:
-				st.s.snapWanted.Store(false) // asked again next time
-			}
-		}
-		return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
-	}
-	return snap, nil
+// snapReport is the outcome of a snapshot sent to a member.
+type snapReport struct {
+	to uint64
+	ok bool
 }
 
 // node runs the RawNode.
@@ -105,6 +85,7 @@ type node struct {
 	confc   chan confReq
 	fnc     chan func()
 	unreach chan uint64
+	snapc   chan snapReport
 	stopc   chan struct{}
 	done    chan struct{}
 
@@ -131,6 +112,10 @@ type Status struct {
 func openNode(s *Shard, cfg Config) (*node, error) {
 	lg, err := raftlog.Open(cfg.RaftDir)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.finishInstall(lg); err != nil {
+		lg.Close()
 		return nil, err
 	}
 	if last, _ := lg.LastIndex(); last == 0 && !cfg.Join {
@@ -203,6 +188,7 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 		confc:   make(chan confReq, 16),
 		fnc:     make(chan func()),
 		unreach: make(chan uint64, 64),
+		snapc:   make(chan snapReport, 16),
 		stopc:   make(chan struct{}),
 		done:    make(chan struct{}),
 		reads:   map[string][]readReq{},
@@ -213,6 +199,14 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 				select {
 				case n.unreach <- id:
 				default: // a hint; one pending is enough
+				}
+			},
+			SnapshotSource: s.streamSnapshot,
+			SnapshotSink:   s.receiveSnapshot,
+			SnapshotDone: func(to uint64, ok bool) {
+				select {
+				case n.snapc <- snapReport{to, ok}:
+				case <-n.stopc:
 				}
 			}}
 		if err := n.tr.Start(func(m raftpb.Message) {
@@ -263,6 +257,15 @@ func (n *node) run() {
 			n.rn.Step(m)
 		case id := <-n.unreach:
 			n.rn.ReportUnreachable(id)
+		case r := <-n.snapc:
+			// Stored: the leader probes the follower, which now has the
+			// snapshot's index. Failed: it probes too, and sends a
+			// snapshot again if the follower still needs one.
+			st := raft.SnapshotFinish
+			if !r.ok {
+				st = raft.SnapshotFailure
+			}
+			n.rn.ReportSnapshot(r.to, st)
 		case f := <-n.fnc:
 			f()
 		case data := <-n.propc:
@@ -354,7 +357,9 @@ func (n *node) failReads() {
 }
 
 func (n *node) handleReady(rd raft.Ready) error {
-	sync := rd.MustSync && n.s.FsyncPolicy() == FsyncAlways
+	// A snapshot is always synced: the store's install of it is, and the
+	// log must not end before the store after a crash.
+	sync := rd.MustSync && n.s.FsyncPolicy() == FsyncAlways || !raft.IsEmptySnap(rd.Snapshot)
 	if err := n.log.Save(rd.Snapshot, rd.HardState, rd.Entries, sync); err != nil {
 		return fmt.Errorf("saving raft state: %w", err)
 	}
@@ -366,14 +371,7 @@ func (n *node) handleReady(rd raft.Ready) error {
 		n.s.Stats.Syncs.Add(1)
 	}
 	if n.tr != nil {
-		n.tr.Send(rd.Messages)
-		for _, m := range rd.Messages {
-			if m.Type == raftpb.MsgSnap {
-				// Sent or not, the leader goes back to probing the
-				// follower, which asks again if it did not get it.
-				n.rn.ReportSnapshot(m.To, raft.SnapshotFinish)
-			}
-		}
+		n.tr.Send(rd.Messages) // a MsgSnap's outcome comes back on snapc
 	}
 	for _, rs := range rd.ReadStates {
 		for _, r := range n.reads[string(rs.RequestCtx)] {

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -167,6 +166,7 @@ type Shard struct {
 
 	appliedTermAtomic atomic.Uint64 // appliedTerm, for other goroutines
 	snapWanted        atomic.Bool   // raft asked for a snapshot the loop has not taken yet
+	snaps             snapSource    // the store snapshot a leader streams to members (snapshot.go)
 
 	// Owned by the apply loop.
 	appliedTerm uint64      // the term of the last entry applied
@@ -478,6 +478,7 @@ func (s *Shard) Close() {
 		<-s.done
 		s.node.stop()
 		s.node.log.Close()
+		s.snaps.release()
 	})
 }
 
@@ -813,46 +814,6 @@ func (s *Shard) applyEntries(ents []raftpb.Entry) {
 	s.maybeCompact()
 }
 
-// snapshot records a Raft snapshot of the store at the applied index, for
-// members that need entries the log no longer has (a new member needs all
-// of them: the log starts after the bootstrap snapshot, which does not name
-// it). The data is a full store.Dump, sent in one Raft message, so it is
-// bounded by the transport's message size (64 MB).
-func (s *Shard) snapshot() {
-	var buf bytes.Buffer
-	if err := s.st.Dump(&buf); err != nil {
-		slog.Error("snapshot: dumping the store", "err", err)
-		return
-	}
-	idx := s.applied.Load()
-	defer s.snapWanted.Store(false)
-	// The log is safe for concurrent use; raft reads the snapshot from it.
-	if _, err := s.node.log.CreateSnapshot(idx, nil, buf.Bytes()); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
-		slog.Error("snapshot: recording it", "index", idx, "err", err)
-	}
-}
-
-// installSnapshot replaces the store with a snapshot from the leader.
-func (s *Shard) installSnapshot(snap *raftpb.Snapshot) {
-	m := snap.Metadata
-	if m.Index <= s.applied.Load() {
-		return
-	}
-	s.drop(ErrUnknownOutcome)
-	if err := s.st.Restore(snap.Data); err != nil {
-		s.storeFailed(fmt.Errorf("installing snapshot %d: %w", m.Index, err))
-		return
-	}
-	tx := s.st.WriteTx()
-	tx.SetApplied(m.Index)
-	if err := tx.Commit(true); err != nil {
-		s.storeFailed(err)
-		return
-	}
-	s.setApplied(m.Index, m.Term)
-	slog.Info("installed a raft snapshot", "index", m.Index, "bytes", len(snap.Data))
-}
-
 // commitPending commits the group in flight, which Raft committed at index.
 func (s *Shard) commitPending(index, term uint64) {
 	p := s.pending[0]
@@ -993,7 +954,8 @@ func (s *Shard) clock() int64 {
 	return now
 }
 
-// syncer syncs the log once a second under appendfsync everysec.
+// syncer syncs the log once a second under appendfsync everysec, and
+// releases a pinned store snapshot that nobody streams any more.
 func (s *Shard) syncer() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -1002,6 +964,7 @@ func (s *Shard) syncer() {
 		case <-s.closing:
 			return
 		case <-t.C:
+			s.snaps.expire(snapIdle)
 			if Fsync(s.fsync.Load()) == FsyncEverySec {
 				if err := s.node.log.Sync(); err == nil {
 					s.Stats.Syncs.Add(1)

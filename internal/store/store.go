@@ -5,11 +5,9 @@
 package store
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +26,7 @@ type Store struct {
 	expires []atomic.Int64 // keys with an expiry per physical database
 	access  accessClock
 	cache   *metaCache
+	opts    *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
 
 	// Keyspace notifications (notify.go): the flags new write Txs take
 	// and the listener of committed events.
@@ -80,11 +79,12 @@ func Open(dir string, o Options) (*Store, error) {
 	c := pebble.NewCache(o.CacheSize)
 	defer c.Unref()
 	popts.Cache = c
+	popts.EnsureDefaults()
 	pdb, err := pebble.Open(dir, popts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases), cache: newMetaCache(max(o.MetaCacheSize, 0))}
+	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases), cache: newMetaCache(max(o.MetaCacheSize, 0)), opts: popts}
 	if err := s.load(); err != nil {
 		pdb.Close()
 		return nil, err
@@ -117,68 +117,6 @@ func (s *Store) load() error {
 	}
 	s.dbMap.Store(&m)
 	return nil
-}
-
-// Dump writes every entry of the store, as it is now, to w: a Raft
-// snapshot's data for a member that joins or falls behind the log. Each
-// entry is a uvarint key length, the key, a uvarint value length, the value.
-func (s *Store) Dump(w io.Writer) error {
-	snap := s.pdb.NewSnapshot()
-	defer snap.Close()
-	it, err := snap.NewIter(nil)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var hdr []byte
-	for it.First(); it.Valid(); it.Next() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return err
-		}
-		hdr = binary.AppendUvarint(hdr[:0], uint64(len(it.Key())))
-		bw.Write(hdr)
-		bw.Write(it.Key())
-		hdr = binary.AppendUvarint(hdr[:0], uint64(len(v)))
-		bw.Write(hdr)
-		if _, err := bw.Write(v); err != nil {
-			return err
-		}
-	}
-	if err := it.Error(); err != nil {
-		return err
-	}
-	return bw.Flush()
-}
-
-// Restore replaces the whole store with a Dump, in one batch. No Tx may be
-// open.
-func (s *Store) Restore(dump []byte) error {
-	b := s.pdb.NewBatch()
-	defer b.Close()
-	if err := b.DeleteRange([]byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, nil); err != nil {
-		return err
-	}
-	for len(dump) > 0 {
-		var kv [2][]byte
-		for i := range kv {
-			n, k := binary.Uvarint(dump)
-			if k <= 0 || n > uint64(len(dump)-k) {
-				return errors.New("store: malformed dump")
-			}
-			kv[i] = dump[k : k+int(n)]
-			dump = dump[k+int(n):]
-		}
-		if err := b.Set(kv[0], kv[1], nil); err != nil {
-			return err
-		}
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return err
-	}
-	s.cache.clear()
-	return s.load()
 }
 
 // Close closes the store. Writes must have stopped.

@@ -49,6 +49,7 @@ type Proc struct {
 	Dir  string    // data directory (--dir)
 	Log  string    // file receiving the process's stdout and stderr
 	Cmd  *exec.Cmd // the latest process started
+	Env  []string  // added to the test's environment at the next start ("NAME=value")
 
 	name string                  // for messages: "redis-server", "basalt"
 	path string                  // binary
@@ -203,6 +204,9 @@ func (p *Proc) start(t testing.TB) error {
 
 	cmd := exec.Command(p.path, argv...)
 	cmd.Dir = p.Dir
+	if p.Env != nil {
+		cmd.Env = append(os.Environ(), p.Env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = sysProcAttr()
 	err = cmd.Start()

@@ -28,8 +28,9 @@
 // another node, and learns the address of a sender it has no peer entry
 // for: a member added at run time knows no one until they dial it), then
 // carries frames of a 4-byte big-endian length and msg.Marshal().
-// Frames over MaxMessageSize are refused by both ends. Snapshots are not
-// streamed here; a MsgSnap carries only what raft puts in it.
+// Frames over MaxMessageSize are refused by both ends. A MsgSnap travels on
+// a connection of its own, followed by the snapshot's data in chunks (see
+// snapshot.go).
 //
 // For tests, Partition and Heal drop all traffic to and from one peer at
 // this node, so chaos tests can cut a node off without network namespaces.
@@ -92,6 +93,18 @@ type Transport struct {
 	// kept when it dials us (see Advertised): basalt puts the client
 	// address there, so a follower knows where to forward commands.
 	Advertise string
+
+	// Snapshots (see snapshot.go). SnapshotSource writes the data of the
+	// snapshot a MsgSnap names to w; SnapshotSink reads it from r, to its
+	// end, and stores it durably before the MsgSnap goes to the handler;
+	// SnapshotDone reports whether a peer stored a snapshot sent to it
+	// (the node tells raft with ReportSnapshot). They are called from the
+	// transport's goroutines; SnapshotDone may block until the node takes
+	// the report. A nil SnapshotSource sends no data, a nil SnapshotSink
+	// discards it.
+	SnapshotSource func(m raftpb.Message, w io.Writer) error
+	SnapshotSink   func(m raftpb.Message, r io.Reader) error
+	SnapshotDone   func(to uint64, ok bool)
 
 	advertised sync.Map // peer ID -> string
 
@@ -275,6 +288,10 @@ func (t *Transport) fault(id uint64) fault {
 func (t *Transport) Send(msgs []raftpb.Message) {
 	for i := range msgs {
 		m := &msgs[i]
+		if m.Type == raftpb.MsgSnap {
+			t.sendSnapshot(*m)
+			continue
+		}
 		if t.fault(m.To).out {
 			t.dropped.Add(1)
 			continue
@@ -321,6 +338,8 @@ type peer struct {
 	queue  chan []byte
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	snapping atomic.Bool // a snapshot is being sent to the peer
 }
 
 func (p *peer) stop() { p.cancel() }
@@ -351,7 +370,7 @@ func (p *peer) run() {
 		case frame = <-p.queue:
 		}
 		if conn == nil {
-			c, stop, err := p.dial()
+			c, stop, err := p.dial(magic)
 			if err != nil {
 				if p.ctx.Err() != nil {
 					return
@@ -401,9 +420,10 @@ func (p *peer) run() {
 	}
 }
 
-// dial connects to the peer and sends the header. The returned function
+// dial connects to the peer and sends the header, which starts with magic
+// (message connections) or snapMagic (a snapshot). The returned function
 // cancels the watch that closes the connection when the peer is stopped.
-func (p *peer) dial() (net.Conn, func() bool, error) {
+func (p *peer) dial(magic string) (net.Conn, func() bool, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, dialTimeout)
 	defer cancel()
 	var d net.Dialer
@@ -492,7 +512,7 @@ func (t *Transport) serve(c net.Conn) {
 	}
 	c.SetReadDeadline(time.Time{})
 	from := binary.BigEndian.Uint64(hdr[len(magic):])
-	if string(hdr[:len(magic)]) != magic {
+	if kind := string(hdr[:len(magic)]); kind != magic && kind != snapMagic {
 		t.logf("transport: %d: connection from %s is not a raft transport", t.ID, c.RemoteAddr())
 		return
 	}
@@ -514,6 +534,10 @@ func (t *Transport) serve(c net.Conn) {
 	}
 	t.advertised.Store(from, string(adv))
 	t.learnPeer(from, string(addr))
+	if string(hdr[:len(magic)]) == snapMagic {
+		t.receiveSnapshot(c, r, from)
+		return
+	}
 	var lenb [4]byte
 	var buf []byte
 	for {

@@ -1,0 +1,147 @@
+package cluster
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"basalt/internal/testutil"
+)
+
+// loadData writes about mb megabytes through conn: many small strings, a
+// big chunked string, and a hash of many fields, pipelined. The snapshot of
+// such a store is many transport chunks.
+func loadData(t *testing.T, conn *testutil.Conn, mb int) {
+	t.Helper()
+	conn.Timeout = 30 * time.Second
+	pipeline := func(cmds [][]string) {
+		t.Helper()
+		for len(cmds) > 0 {
+			n := min(len(cmds), 100)
+			for _, c := range cmds[:n] {
+				conn.Send(testutil.Command(c...))
+			}
+			for range cmds[:n] {
+				if r := conn.Read(); r.IsError() {
+					t.Fatalf("loading data: %s", r)
+				}
+			}
+			cmds = cmds[n:]
+		}
+	}
+	value := strings.Repeat("v", 200)
+	big := []byte(strings.Repeat("0123456789abcdef", (mb<<20)/4/16))
+	for i := range big {
+		big[i] ^= byte(i >> 12) // chunks that differ
+	}
+	expect(t, conn.Do("SET", "big", string(big)), "+OK")
+	// The rest: strings (a quarter) and a hash (half), 100 entries a command.
+	var cmds [][]string
+	for i := 0; i < (mb<<20)/4/250; i += 100 {
+		c := []string{"MSET"}
+		for j := i; j < i+100; j++ {
+			c = append(c, "s:"+strconv.Itoa(j), value)
+		}
+		cmds = append(cmds, c)
+	}
+	for i := 0; i < (mb<<20)/2/120; i += 100 {
+		c := []string{"HSET", "hash"}
+		for j := i; j < i+100; j++ {
+			c = append(c, "field:"+strconv.Itoa(j), value[:100])
+		}
+		cmds = append(cmds, c)
+	}
+	pipeline(cmds)
+}
+
+// logHas reports whether a node's log holds s.
+func logHas(p *testutil.Proc, s string) bool {
+	b, _ := os.ReadFile(p.Log)
+	return strings.Contains(string(b), s)
+}
+
+// snapshotDirEmpty fails the test if a node kept received snapshots.
+func snapshotDirEmpty(t *testing.T, p *testutil.Proc) {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(p.Dir, "raft", "snapshots"))
+	if err != nil || len(ents) != 0 {
+		t.Errorf("node in %s: snapshot directory holds %v (%v)", p.Dir, ents, err)
+	}
+}
+
+// TestSnapshotStream: a new member catches up from a snapshot of a store
+// of tens of MB (a chunked string of several MB, a hash of 100k fields,
+// many keys), streamed in chunks; it ends up with the same digest, and
+// the snapshot's files are gone once installed.
+func TestSnapshotStream(t *testing.T) {
+	c := testutil.StartCluster(t, 3, "--log-retain", "10")
+	l := c.WaitLeader(t, 15*time.Second)
+	leader := testutil.Dial(t, c.Nodes[l].Addr)
+	loadData(t, leader, 24)
+
+	p, raftAddr := c.Join(t, 4, "--log-retain", "10")
+	start := time.Now()
+	expect(t, leader.Do("RAFT", "ADD", "4", raftAddr), "+OK")
+	c.Nodes = append(c.Nodes, p)
+	expect(t, leader.Do("SET", "after-join", "1"), "+OK")
+	c.WaitConverged(t, 60*time.Second)
+	t.Logf("a new member caught up from a snapshot of 24 MB of data in %v", time.Since(start).Round(time.Millisecond))
+	if !logHas(p, "installed a raft snapshot") || !logHas(c.Nodes[l], "streamed a raft snapshot") {
+		t.Error("the new member did not catch up from a snapshot")
+	}
+	snapshotDirEmpty(t, p)
+	n4 := testutil.Dial(t, p.Addr)
+	expect(t, n4.Do("READONLY"), "+OK")
+	for _, cmd := range [][]string{{"HLEN", "hash"}, {"STRLEN", "big"}, {"DBSIZE"}} {
+		expect(t, n4.Do(cmd...), leader.Do(cmd...).String())
+	}
+	expect(t, n4.Do("GET", "after-join"), `"1"`)
+}
+
+// TestSnapshotInstallCrash: members that are killed (SIGKILL, at a hook
+// point) after a snapshot's data is stored but before raft has it, after
+// raft recorded it but before the store has it, and after the store has
+// it but before its files are removed, finish the job when restarted: they
+// converge with the group and keep no snapshot files.
+func TestSnapshotInstallCrash(t *testing.T) {
+	c := testutil.StartCluster(t, 3, "--log-retain", "10")
+	l := c.WaitLeader(t, 15*time.Second)
+	leader := testutil.Dial(t, c.Nodes[l].Addr)
+	loadData(t, leader, 8)
+
+	points := []string{"snapshot-received", "snapshot-install", "snapshot-installed"}
+	var joined []*testutil.Proc
+	for i, point := range points {
+		id := strconv.Itoa(4 + i)
+		p, raftAddr := c.Join(t, 4+i, "--log-retain", "10")
+		p.Stop()
+		p.Env = []string{"BASALT_CRASH_AT=" + point}
+		p.Restart(t)
+		// Learners: the group's quorum stays the three voters.
+		expect(t, leader.Do("RAFT", "ADD", id, raftAddr, "LEARNER"), "+OK")
+		deadline := time.Now().Add(30 * time.Second)
+		for p.Running() && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if p.Running() || !logHas(p, "BASALT_CRASH_AT: killing the process") {
+			t.Fatalf("node %s did not crash at %s", id, point)
+		}
+		joined = append(joined, p)
+	}
+	expect(t, leader.Do("SET", "after-crashes", "1"), "+OK")
+	for i, p := range joined {
+		p.Env = nil
+		p.Restart(t)
+		if points[i] == "snapshot-install" && !logHas(p, "finishing the install of a raft snapshot") {
+			t.Errorf("node %d did not finish the install at its start", 4+i)
+		}
+		c.Nodes = append(c.Nodes, p)
+	}
+	c.WaitConverged(t, 60*time.Second)
+	for _, p := range joined {
+		snapshotDirEmpty(t, p)
+	}
+}
