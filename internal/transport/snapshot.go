@@ -54,14 +54,22 @@ func (t *Transport) sendSnapshot(m raftpb.Message) {
 		t.dropped.Add(1)
 		return
 	}
+	// Marshalled here, as Send does for every message (see Send).
+	frame := make([]byte, 4+m.Size())
+	binary.BigEndian.PutUint32(frame, uint32(m.Size()))
+	if _, err := m.MarshalTo(frame[4:]); err != nil {
+		frame = nil
+	}
 	t.wg.Add(1) // under mu, so that Stop waits for it
 	go func() {
 		defer t.wg.Done()
 		start := time.Now()
 		var n int64
 		err := errors.New("no address for the peer")
-		if p != nil {
-			n, err = p.streamSnapshot(m)
+		if frame == nil {
+			err = errors.New("the message does not marshal")
+		} else if p != nil {
+			n, err = p.streamSnapshot(m, frame)
 			// Cleared before the report: raft may send the next one at once.
 			p.snapping.Store(false)
 		}
@@ -85,9 +93,10 @@ func (t *Transport) snapshotDone(to uint64, ok bool) {
 	}
 }
 
-// streamSnapshot sends m and its data on a new connection and waits for
-// the receiver's answer. It returns how many data bytes it sent.
-func (p *peer) streamSnapshot(m raftpb.Message) (int64, error) {
+// streamSnapshot sends a MsgSnap (its frame) and its data on a new
+// connection and waits for the receiver's answer. It returns how many data
+// bytes it sent.
+func (p *peer) streamSnapshot(m raftpb.Message, frame []byte) (int64, error) {
 	t := p.t
 	if t.fault(p.id).out {
 		return 0, errors.New("partitioned")
@@ -100,11 +109,6 @@ func (p *peer) streamSnapshot(m raftpb.Message) (int64, error) {
 		stop()
 		c.Close()
 	}()
-	frame := make([]byte, 4+m.Size())
-	binary.BigEndian.PutUint32(frame, uint32(m.Size()))
-	if _, err := m.MarshalTo(frame[4:]); err != nil {
-		return 0, err
-	}
 	c.SetWriteDeadline(time.Now().Add(snapTimeout))
 	if _, err := c.Write(frame); err != nil {
 		return 0, err
