@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -32,6 +33,16 @@ const stopTimeout = 10 * time.Second
 // Another process may grab it before we use it; starters retry on that.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	// Below Linux's ephemeral range (32768-60999): a port handed out by
+	// ":0" can be taken meanwhile by an outgoing connection's source port,
+	// and a cluster's Raft ports cannot move once its members know them.
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			l.Close()
+			return port
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("FreePort: %v", err)
