@@ -172,20 +172,8 @@ func TestReplayDeterminism(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 
-	st, err := store.Open(t.TempDir(), store.Options{Databases: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	raftDir := t.TempDir()
-	// LogRetain 0 keeps the whole log: we replay it from the start.
-	sh, err := shard.New(st, command.Apply, shard.Config{RaftDir: raftDir, Fsync: shard.FsyncNo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sh.WaitLeader(5 * time.Second) {
-		t.Fatal("no leader")
-	}
+	st, sh, raftDir := startLone(t)
+	var err error
 
 	const writers, perWriter = 8, 1500
 	var wg sync.WaitGroup
@@ -370,4 +358,24 @@ func diffStores(a, b *store.Store) []string {
 	}
 	sort.Strings(d)
 	return d
+}
+
+// startLone starts a lone shard (a one-voter group) on a new store whose
+// whole Raft log is kept (LogRetain 0), for tests that replay it.
+func startLone(t *testing.T) (*store.Store, *shard.Shard, string) {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), store.Options{Databases: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	raftDir := t.TempDir()
+	sh, err := shard.New(st, command.Apply, shard.Config{RaftDir: raftDir, Fsync: shard.FsyncNo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sh.WaitLeader(5 * time.Second) {
+		t.Fatal("no leader")
+	}
+	return st, sh, raftDir
 }

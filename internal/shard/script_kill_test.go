@@ -21,19 +21,8 @@ const runaway = `local i = 0 while i < 1e9 do i = i + 1 end return i`
 func TestScriptKillNotLogged(t *testing.T) {
 	command.SetScriptTimeLimit(50)
 	defer command.SetScriptTimeLimit(5000)
-	st, err := store.Open(t.TempDir(), store.Options{Databases: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	raftDir := t.TempDir()
-	sh, err := shard.New(st, command.Apply, shard.Config{RaftDir: raftDir, Fsync: shard.FsyncNo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sh.WaitLeader(5 * time.Second) {
-		t.Fatal("no leader")
-	}
+	st, sh, raftDir := startLone(t)
+	var err error
 	propose := func(kind shard.Kind, cmds ...[][]byte) *shard.Proposal {
 		p := shard.NewProposal(shard.Record{Kind: kind, Cmds: cmds}, 2)
 		if err := sh.Propose(p); err != nil {

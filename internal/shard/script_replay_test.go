@@ -24,19 +24,8 @@ redis.call('HSET', KEYS[3], tostring(math.random()), ARGV[1])
 redis.call('SET', KEYS[1] .. ':t', tostring({}) .. tostring(pcall) .. collectgarbage('count'))
 if math.random() < 0.2 then redis.call('DEL', KEYS[1]) end
 return redis.call('SCARD', KEYS[2])`
-	st, err := store.Open(t.TempDir(), store.Options{Databases: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	raftDir := t.TempDir()
-	sh, err := shard.New(st, command.Apply, shard.Config{RaftDir: raftDir, Fsync: shard.FsyncNo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sh.WaitLeader(5 * time.Second) {
-		t.Fatal("no leader")
-	}
+	st, sh, raftDir := startLone(t)
+	var err error
 	var props []*shard.Proposal
 	for i := range 300 {
 		k := strconv.Itoa(i % 7)
