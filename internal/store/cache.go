@@ -94,11 +94,14 @@ func (c *metaCache) set(mk, value []byte, found bool) {
 }
 
 func (s *cacheShard) put(mk, value []byte, found bool) {
-	if old, ok := s.m[string(mk)]; ok {
-		s.bytes -= entryCost(mk, old.value)
-		delete(s.m, string(mk))
-	}
 	cost := entryCost(mk, value)
+	if old, ok := s.m[string(mk)]; ok {
+		// Replaced, not deleted and added again: one map search. The old
+		// value's bytes stay as they are: a reader may be copying them.
+		s.bytes += cost - entryCost(mk, old.value)
+		s.m[string(mk)] = cacheEntry{value: append([]byte(nil), value...), found: found}
+		return
+	}
 	if s.bytes+cost > s.limit {
 		// Map iteration starts at a random place: random eviction. (Only
 		// when needed: starting an iteration is not free.)

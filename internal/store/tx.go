@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 
@@ -56,6 +57,11 @@ type Tx struct {
 	flushed bool
 
 	writes int // changes made so far (see Writes)
+
+	// last is the metadata rawMeta found last in a write Tx, until the Tx
+	// writes anything: a command that looks a key up and then writes it
+	// (SET, INCR, PutQuiet's own lookup) finds it once, not twice.
+	last lastMeta
 
 	// Keyspace notifications (notify.go): the classes wanted when the Tx
 	// started, and the events raised so far.
@@ -141,9 +147,18 @@ func (t *Tx) Close() {
 // unchanged changed nothing.
 func (t *Tx) Writes() int { return t.writes }
 
+// lastMeta remembers one rawMeta result (see Tx.last).
+type lastMeta struct {
+	mk    []byte
+	m     Meta
+	found bool
+	valid bool
+}
+
 // set and del write to the Tx's own batch and to its chain's view.
 func (t *Tx) set(k, v []byte) {
 	t.writes++
+	t.last.valid = false
 	if err := t.b.Set(k, v, nil); err != nil {
 		panic(err)
 	}
@@ -154,6 +169,7 @@ func (t *Tx) set(k, v []byte) {
 
 func (t *Tx) del(k []byte) {
 	t.writes++
+	t.last.valid = false
 	if err := t.b.Delete(k, nil); err != nil {
 		panic(err)
 	}
@@ -164,6 +180,7 @@ func (t *Tx) del(k []byte) {
 
 func (t *Tx) delRange(lo, hi []byte) {
 	t.writes++
+	t.last.valid = false
 	if err := t.b.DeleteRange(lo, hi, nil); err != nil {
 		panic(err)
 	}
@@ -321,6 +338,22 @@ func (t *Tx) get(k []byte) ([]byte, bool) {
 func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 	t.scratch = MetaKey(t.scratch[:0], t.phys(), key)
 	mk := t.scratch
+	if t.b != nil && t.last.valid && bytes.Equal(t.last.mk, mk) {
+		m := t.last.m
+		m.Body = append([]byte(nil), m.Body...) // callers may edit the body
+		return m, t.last.found
+	}
+	m, ok := t.readMeta(mk)
+	if t.b != nil {
+		t.last = lastMeta{mk: append(t.last.mk[:0], mk...), m: m, found: ok, valid: true}
+		t.last.m.Body = append([]byte(nil), m.Body...)
+	}
+	return m, ok
+}
+
+// readMeta looks metadata key mk up in this batch's writes, then the
+// cache, then Pebble.
+func (t *Tx) readMeta(mk []byte) (Meta, bool) {
 	var v []byte
 	var ok bool
 	if e, hit := t.pendingWritten(mk); hit {
