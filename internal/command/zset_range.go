@@ -144,6 +144,24 @@ func (r lexRange) empty() bool {
 	return c > 0 || (c == 0 && (r.min.ex || r.max.ex))
 }
 
+// keys returns the span [from, to) of the score index that a non-empty
+// lex range covers among members of the given score.
+func (r lexRange) keys(score float64) (from, to []byte) {
+	from = zScoreSub(score, r.min.s) // "-" too: nil s
+	if r.min.ex && r.min.inf == 0 {
+		from = append(from, 0) // the first key after min
+	}
+	switch {
+	case r.max.inf == 1:
+		to = store.PrefixEnd(zScoreSub(score, nil))
+	case r.max.ex:
+		to = zScoreSub(score, r.max.s)
+	default:
+		to = append(zScoreSub(score, r.max.s), 0)
+	}
+	return from, to
+}
+
 // walkScore visits the members of a score range in order (reverse: from
 // the highest), skipping offset of them (a negative offset skips all, as
 // Redis's loop does) and visiting at most limit (negative: no limit).
@@ -388,22 +406,31 @@ func cmdZCount(c *Ctx) {
 	if wrong {
 		return
 	}
-	var n int64
-	if r.min <= math.Inf(-1) && r.max >= math.Inf(1) && !r.minex && !r.maxex {
-		n = z.h.n // everything: the header knows
-	} else if from, to := r.bounds(); bytes.Compare(from, to) < 0 {
-		// Count a short range; a long one is a difference of ranks.
-		long := false
-		z.each(from, to, false, func([]byte, float64) bool {
-			n++
-			long = z.levels > 0 && n > 4*zrankLeaf
-			return !long
-		})
-		if long {
-			n = z.rankBefore(to[1:]) - z.rankBefore(from[1:])
-		}
+	n := z.h.n // everything: the header knows
+	if r.min > math.Inf(-1) || r.max < math.Inf(1) || r.minex || r.maxex {
+		n = z.countBetween(r.bounds())
 	}
 	c.W.Int(n)
+}
+
+// countBetween counts the members whose score index keys are in [from,
+// to): it walks a short range, and takes a long one as a difference of
+// ranks when the set is indexed.
+func (z *zset) countBetween(from, to []byte) int64 {
+	if bytes.Compare(from, to) >= 0 {
+		return 0
+	}
+	var n int64
+	long := false
+	z.each(from, to, false, func([]byte, float64) bool {
+		n++
+		long = z.levels > 0 && n > 4*zrankLeaf
+		return !long
+	})
+	if long {
+		n = z.rankBefore(to[1:]) - z.rankBefore(from[1:])
+	}
+	return n
 }
 
 // ZLEXCOUNT key min max.
@@ -413,12 +440,20 @@ func cmdZLexCount(c *Ctx) {
 		c.W.Error(errZMinMaxLex)
 		return
 	}
-	z, wrong := zsetLookup(c, c.Args[1])
+	z, wrong := zsetLookupRanked(c, c.Args[1])
 	if wrong {
 		return
 	}
 	var n int64
-	z.walkLex(r, false, 0, -1, func([]byte, float64) { n++ })
+	if z.exists && !r.empty() {
+		if first, last := z.ends(); first.score == last.score {
+			// Equal scores, the case lex ranges are meant for: the range
+			// is one span of the score index.
+			n = z.countBetween(r.keys(first.score))
+		} else {
+			z.walkLex(r, false, 0, -1, func([]byte, float64) { n++ })
+		}
+	}
 	c.W.Int(n)
 }
 

@@ -368,3 +368,49 @@ func TestZSetRankIndexCleanup(t *testing.T) {
 	run("move", "a", "1")
 	levels("a")
 }
+
+// ZLEXCOUNT on an indexed set of equal scores counts long ranges by rank:
+// its counts must be those of the ranges themselves (ZRANGEBYLEX walks).
+func TestZLexCountRanked(t *testing.T) {
+	zrankTuning(t, 8, 8, 40, 12) // deep trees on small sets
+	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	var recs []*shard.Record
+	for i := range 60 {
+		a := []string{"zadd", "lex"}
+		for range 20 {
+			a = append(a, "7", fmt.Sprintf("m%03d", r.IntN(900)))
+		}
+		recs = append(recs, &shard.Record{Index: uint64(i + 1), Kind: shard.KindCommand, Time: 1e12, Cmds: [][][]byte{setArgv(a)}})
+	}
+	st, _ := applySets(t, recs)
+	if zrankCheck(t, st, "lex") < 2 {
+		t.Fatal("no rank index was built")
+	}
+	bound := func() string {
+		switch x := r.IntN(10); {
+		case x == 0:
+			return "-"
+		case x == 1:
+			return "+"
+		case x < 6:
+			return fmt.Sprintf("[m%03d", r.IntN(1000))
+		default:
+			return fmt.Sprintf("(m%d", r.IntN(1000)) // also between members
+		}
+	}
+	long := 0
+	for range 400 {
+		min, max := bound(), bound()
+		want := len(zrankRead(st, "zrangebylex", "lex", min, max).Elems)
+		got := zrankRead(st, "zlexcount", "lex", min, max)
+		if got.Int != int64(want) {
+			t.Fatalf("ZLEXCOUNT lex %s %s = %d, ZRANGEBYLEX has %d", min, max, got.Int, want)
+		}
+		if want > 4*int(zrankLeaf) {
+			long++
+		}
+	}
+	if long < 50 {
+		t.Errorf("only %d ranges long enough to be counted by rank", long)
+	}
+}
