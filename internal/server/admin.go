@@ -167,7 +167,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("maxclients", cfg.MaxClients)
 		add("client_recent_max_input_buffer", 0)
 		add("client_recent_max_output_buffer", 0)
-		add("blocked_clients", 0)
+		add("blocked_clients", s.shard.BlockedCount())
 		add("tracking_clients", 0)
 		add("clients_in_timeout_table", 0)
 	case "memory":

@@ -114,6 +114,10 @@ func (h BlockHandle) Cancel() bool {
 // Blocking returns a handle for a proposal with Rec.Block set.
 func (s *Shard) Blocking(p *Proposal) BlockHandle { return BlockHandle{s, p} }
 
+// BlockedCount is the number of blocking commands waiting for a write
+// (INFO's blocked_clients).
+func (s *Shard) BlockedCount() int64 { return s.blocked.n.Load() }
+
 func (s *Shard) forget(w *waiter) {
 	s.blocked.remove(w)
 	s.blockMu.Lock()

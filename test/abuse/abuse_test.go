@@ -188,3 +188,41 @@ func peakRSS(t *testing.T, pid int) int64 {
 	kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
 	return kb << 10
 }
+
+// INFO's blocked_clients counts the clients waiting in BLPOP and its kin,
+// and drops back when they are served or hang up.
+func TestBlockedClientsCount(t *testing.T) {
+	b := testutil.StartBasalt(t, "")
+	c := testutil.Dial(t, b.Addr)
+	blocked := func() string {
+		info := c.Do("INFO", "clients").Str
+		m := regexp.MustCompile(`blocked_clients:(\d+)`).FindStringSubmatch(info)
+		if m == nil {
+			t.Fatalf("no blocked_clients in %q", info)
+		}
+		return m[1]
+	}
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for blocked() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("blocked_clients = %s, want %s", blocked(), want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("0")
+	served := testutil.Dial(t, b.Addr)
+	served.Send(testutil.Command("BLPOP", "q", "0"))
+	gone := testutil.Dial(t, b.Addr)
+	gone.Send(testutil.Command("BZPOPMIN", "z", "0"))
+	waitFor("2")
+	c.Do("RPUSH", "q", "x")
+	if r := served.Read(); len(r.Elems) != 2 || r.Elems[1].Str != "x" {
+		t.Fatalf("BLPOP answered %v", r)
+	}
+	waitFor("1")
+	gone.Close()
+	waitFor("0")
+}
