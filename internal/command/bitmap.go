@@ -138,11 +138,12 @@ func cmdGetBit(c *Ctx) {
 	if !ok {
 		return
 	}
-	m, ok, wrong := c.Lookup(c.Args[1], store.TypeString)
-	if wrong {
+	m, ok := c.Tx.LookupShared(c.Args[1]) // reads one byte: no copy of the value
+	switch {
+	case ok && m.Type != store.TypeString:
+		c.W.Error(ErrWrongType)
 		return
-	}
-	if !ok {
+	case !ok:
 		c.W.Int(0)
 		return
 	}

@@ -155,12 +155,24 @@ func All() []*Command {
 	return out
 }
 
-// Lookup finds a command by name, case-insensitively.
+// Lookup finds a command by name, ignoring ASCII case as Redis does,
+// without allocating (clients send GET or get).
 func Lookup(name []byte) *Command {
 	if c := table[string(name)]; c != nil {
 		return c
 	}
-	return table[strings.ToLower(string(name))]
+	var buf [32]byte // longer than any command name
+	if len(name) > len(buf) {
+		return nil
+	}
+	lower := buf[:len(name)]
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		lower[i] = ch
+	}
+	return table[string(lower)]
 }
 
 // singleKey returns a helper that gives a command of group the shape most

@@ -125,11 +125,14 @@ func hllPatLen(ele []byte) (index, count int) {
 
 // hllValid is Redis's check that a string holds an HLL: a header with the
 // magic and a known encoding, and the exact size if dense.
-func hllValid(v []byte) bool {
-	if len(v) < hllHdrSize || string(v[:4]) != "HYLL" || v[4] > hllSparse {
+func hllValid(v []byte) bool { return hllValidHeader(v, int64(len(v))) }
+
+// hllValidHeader is hllValid from the first bytes of a value of n bytes.
+func hllValidHeader(hdr []byte, n int64) bool {
+	if len(hdr) < hllHdrSize || string(hdr[:4]) != "HYLL" || hdr[4] > hllSparse {
 		return false
 	}
-	return v[4] != hllDense || len(v) == hllDenseSize
+	return hdr[4] != hllDense || n == hllDenseSize
 }
 
 // hllNew is a new, empty HLL: sparse, all registers in XZERO opcodes, with
@@ -515,8 +518,8 @@ func hllTau(x float64) float64 {
 
 // hllLoad returns key's value if it is an HLL (missing: ok false). It
 // answers WRONGTYPE, and returns wrong, for another type or a string that
-// is not an HLL. HLL values are read and written only through hllLoad and
-// hllStore, the one place to change if string storage changes.
+// is not an HLL. HLL values are read and written only through hllLoad,
+// hllHeader and hllStore, the places to change if string storage changes.
 func hllLoad(c *Ctx, key []byte) (m store.Meta, v []byte, ok, wrong bool) {
 	m, ok, wrong = c.Lookup(key, store.TypeString)
 	if !ok {
@@ -528,6 +531,22 @@ func hllLoad(c *Ctx, key []byte) (m store.Meta, v []byte, ok, wrong bool) {
 		return m, nil, false, true
 	}
 	return m, v, true, false
+}
+
+// hllHeader is hllLoad for a read that needs only the header: it reads
+// the first 16 bytes (one chunk of a dense HLL's four) and checks them as
+// hllValid does, with the length from the metadata.
+func hllHeader(c *Ctx, key []byte) (hdr []byte, ok, wrong bool) {
+	m, ok, wrong := c.Lookup(key, store.TypeString)
+	if !ok {
+		return nil, false, wrong
+	}
+	hdr = c.Tx.ReadStringRange(key, m, 0, hllHdrSize)
+	if !hllValidHeader(hdr, m.StringLen()) {
+		c.W.Error(errHLLWrongType)
+		return nil, false, true
+	}
+	return hdr, true, false
 }
 
 // hllStore writes an HLL value with the metadata m (its expiry kept).
@@ -569,16 +588,12 @@ func cmdPFAdd(c *Ctx) {
 	c.W.Int(1)
 }
 
-func cmdPFCount(c *Ctx)       { pfCount(c, true) }
-func pfCountRead(c *Ctx) bool { return pfCount(c, false) }
-
-// pfCount answers PFCOUNT. Counting one key whose cached count is stale
-// stores the new count, as Redis does; without mayWrite (on a read view) it
-// answers nothing in that case and returns false.
-func pfCount(c *Ctx, mayWrite bool) bool {
+// cmdPFCount answers PFCOUNT in the apply loop. Counting one key whose
+// cached count is stale stores the new count, as Redis does.
+func cmdPFCount(c *Ctx) {
 	if len(c.Args) > 2 {
 		pfCountUnion(c)
-		return true
+		return
 	}
 	key := c.Args[1]
 	m, v, ok, wrong := hllLoad(c, key)
@@ -588,8 +603,6 @@ func pfCount(c *Ctx, mayWrite bool) bool {
 		c.W.Int(0)
 	case hllCacheValid(v):
 		c.W.Int(int64(hllCached(v)))
-	case !mayWrite:
-		return false
 	default:
 		h, valid := hllHisto(v)
 		if !valid {
@@ -600,6 +613,40 @@ func pfCount(c *Ctx, mayWrite bool) bool {
 		hllSetCache(v, n)
 		hllStore(c, key, m, v)
 		c.W.Int(int64(n))
+	}
+}
+
+// hllCount is the memo PFCOUNT keeps with an HLL's cached metadata
+// (store/memo.go): the count its header holds.
+type hllCount uint64
+
+// pfCountRead answers PFCOUNT on a read view when that changes nothing:
+// several keys, or one whose header holds a valid count; it returns false,
+// answering nothing, when the count is stale (cmdPFCount will store it).
+// The header's count is kept as a memo, so counting the unchanged HLL
+// again reads only its cached metadata, as Redis reads its header.
+func pfCountRead(c *Ctx) bool {
+	if len(c.Args) > 2 {
+		pfCountUnion(c)
+		return true
+	}
+	key := c.Args[1]
+	memo, found, tok := c.Tx.Memo(key)
+	if n, isCount := memo.(hllCount); found && isCount {
+		c.W.Int(int64(n))
+		return true
+	}
+	hdr, ok, wrong := hllHeader(c, key)
+	switch {
+	case wrong:
+	case !ok:
+		c.W.Int(0)
+	case hllCacheValid(hdr):
+		n := hllCached(hdr)
+		c.Tx.Remember(key, hllCount(n), tok)
+		c.W.Int(int64(n))
+	default:
+		return false
 	}
 	return true
 }

@@ -36,6 +36,7 @@ type cacheShard struct {
 type cacheEntry struct {
 	value []byte // the stored metadata value
 	found bool   // false: the key does not exist
+	memo  any    // what a read derived from the key's value (memo.go), or nil
 }
 
 // newMetaCache returns a cache that holds about size bytes (0: nothing).
@@ -73,6 +74,19 @@ func (c *metaCache) fill(mk, value []byte, found bool, version uint64) {
 	s.mu.Lock()
 	if s.version == version {
 		s.put(mk, value, found)
+	}
+	s.mu.Unlock()
+}
+
+// remember keeps memo with mk's entry if that is still the entry seen (by
+// identity: put stores a new copy each time, and seen, kept by the caller,
+// keeps its bytes from being reused).
+func (c *metaCache) remember(mk []byte, memo any, seen []byte) {
+	s := c.shard(mk)
+	s.mu.Lock()
+	if e, ok := s.m[string(mk)]; ok && len(e.value) > 0 && &e.value[0] == &seen[0] {
+		e.memo = memo
+		s.m[string(mk)] = e
 	}
 	s.mu.Unlock()
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"basalt/internal/cluster"
 
@@ -47,6 +48,7 @@ func appendDB(b []byte, prefix byte, db int) []byte {
 
 // MetaKey is the Pebble key of a user key's metadata.
 func MetaKey(buf []byte, db int, key []byte) []byte {
+	buf = slices.Grow(buf, 1+dbBytes+8+len(key)) // one allocation, not three
 	buf = appendDB(buf, prefixMeta, db)
 	buf = binary.BigEndian.AppendUint64(buf, Pos(key))
 	return append(buf, key...)

@@ -70,6 +70,7 @@ type Tx struct {
 	overwriting []byte // the key Overwrite emptied, while overwrite is set
 	overwrite   bool
 	keyMiss     bool // a Lookup that finds no key raises "keymiss" (see KeyMiss)
+	shared      bool // LookupShared: a read's metadata may alias the cache
 	published   bool // events holds a PUBLISH (see Publish)
 }
 
@@ -361,7 +362,10 @@ func (t *Tx) readMeta(mk []byte) (Meta, bool) {
 	} else if t.snap != nil || t.b != nil && t.cacheStale() {
 		v, ok = t.get(mk)
 	} else if e, hit, version := t.st.cache.get(mk); hit {
-		v, ok = append([]byte(nil), e.value...), e.found
+		v, ok = e.value, e.found
+		if !t.shared || t.b != nil {
+			v = append([]byte(nil), v...)
+		}
 	} else {
 		v, ok = t.get(mk)
 		t.st.cache.fill(mk, v, ok, version)
@@ -398,6 +402,17 @@ func (t *Tx) Lookup(key []byte) (Meta, bool) {
 		return Meta{}, false
 	}
 	return m, true
+}
+
+// LookupShared is Lookup for a read that only looks at the metadata: in a
+// read Tx, the Body it returns may be the cache's own bytes (never
+// modified once cached), which the caller must not modify either. A GETBIT
+// on a 1 KB bitmap then copies nothing.
+func (t *Tx) LookupShared(key []byte) (Meta, bool) {
+	t.shared = true
+	m, ok := t.Lookup(key)
+	t.shared = false
+	return m, ok
 }
 
 // Alive reports whether key is live in logical database db without

@@ -50,6 +50,9 @@ func TestBitmaps(t *testing.T) {
 			GETBIT bm 4294967296
 			GETBIT bm x
 			GETBIT bm #1
+			RPUSH l a
+			GETBIT l 0
+			GETBIT l x
 			SET s "foo"
 			SETBIT s 3 1
 			GET s

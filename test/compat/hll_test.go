@@ -359,6 +359,59 @@ func TestHyperLogLog(t *testing.T) {
 		hllSame(t, d, "partial")
 	})
 
+	t.Run("CountAfterWrites", func(t *testing.T) {
+		// A count answered without a write is remembered with the key's
+		// metadata (store/memo.go): every kind of write to the key, from
+		// this connection or another, must show in the next PFCOUNT.
+		d := p.diff(t)
+		other := p.conn(t)
+		hllAddBatches(t, d, "dense", "d", 0, 5000, 500)
+		hllAddBatches(t, d, "sparse", "s", 0, 50, 50)
+		for _, k := range []string{"dense", "sparse"} {
+			count := func() {
+				t.Helper()
+				d.Do("PFCOUNT", k) // may store the count
+				d.Do("PFCOUNT", k) // read, remembered
+				d.Do("PFCOUNT", k) // from the memo
+			}
+			count()
+			other.Do("PFADD", k, "new1", "new2")
+			count()
+			other.Do("SETRANGE", k, "8", "\x05\x00") // a cached count of 5, valid
+			count()
+			other.Do("SETRANGE", k, "15", "\x80") // stale
+			count()
+			other.Do("SETRANGE", k, "9000", "\xff") // registers past the header (dense)
+			count()
+			other.Do("PEXPIRE", k, "100000")
+			count()
+			other.Do("PERSIST", k)
+			count()
+			other.Do("COPY", k, k+"copy")
+			other.Do("PFADD", k+"copy", "more1", "more2", "more3")
+			other.Do("RENAME", k+"copy", k)
+			count()
+			other.Do("APPEND", k, "x") // no longer an HLL (dense: wrong size)
+			count()
+			other.Do("SET", k, "not an hll")
+			count()
+			other.Do("DEL", k)
+			count()
+			other.Do("PFADD", k, "a", "b")
+			count()
+			other.Do("FLUSHDB")
+			count()
+		}
+		// An expired HLL counts as missing.
+		d.Do("PFADD", "short", "a", "b", "c")
+		d.Do("PFCOUNT", "short")
+		d.Do("PFCOUNT", "short")
+		d.Do("PEXPIRE", "short", "50")
+		time.Sleep(100 * time.Millisecond)
+		d.Do("PFCOUNT", "short")
+		d.Do("EXISTS", "short")
+	})
+
 	t.Run("TTLAndTransactions", func(t *testing.T) {
 		d := p.diff(t)
 		d.Run(`
