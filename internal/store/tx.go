@@ -49,6 +49,7 @@ type Tx struct {
 	Touched    func(db int, key []byte)
 	TouchedDBs func(a, b int)
 	scratch    []byte
+	scratchBuf [48]byte // scratch's first buffer: a read's lookup allocates no key
 
 	// written holds the metadata entries this batch wrote, by Pebble key;
 	// they go to the store's cache once committed. flushed says a range
@@ -95,6 +96,7 @@ func (t *Tx) ViewSize() int { return t.chain.view.Len() }
 // need it.
 func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
 	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true}
+	t.scratch = t.scratchBuf[:0]
 	if snapshot {
 		t.snap = s.pdb.NewSnapshot()
 		t.r = t.snap
