@@ -29,7 +29,7 @@ func init() {
 	register(
 		hll(&Command{Name: "pfadd", Arity: -2, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1,
 			Categories: []string{"write", "hyperloglog", "fast"}, Since: "2.8.9", Summary: "Adds the specified elements to the specified HyperLogLog.",
-			KeySpecs: []KeySpec{{Flags: []string{"RW", "insert"}, Index: 1, KeyStep: 1}}, Run: cmdPFAdd}),
+			KeySpecs: []KeySpec{{Flags: []string{"RW", "insert"}, Index: 1, KeyStep: 1}}, Run: cmdPFAdd, ReadFirst: pfAddRead}),
 		// PFCOUNT is read-only for Redis, yet counting one key stores the
 		// count in the value's header when it was stale. So it goes through
 		// the write path, except when ReadFirst can answer without changing
@@ -586,6 +586,85 @@ func cmdPFAdd(c *Ctx) {
 	hllStore(c, key, m, v)
 	c.Tx.Notify(store.NotifyString, "pfadd", key)
 	c.W.Int(1)
+}
+
+// pfAddRead answers PFADD on applied state when it changes nothing: the
+// HLL exists and every element's register already holds at least the
+// element's count, so Redis answers 0 and writes, logs and signals
+// nothing. (A register that must rise, a new key or a corrupt value go
+// through the write path.) Most PFADDs of a counter in use are such: an
+// element seen before, or one that does not beat its register.
+func pfAddRead(c *Ctx) bool {
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(false)) // a write's lookup: no keymiss
+	key, elements := c.Args[1], c.Args[2:]
+	m, ok, wrong := c.Lookup(key, store.TypeString)
+	if wrong || !ok {
+		return wrong // WRONGTYPE is answered; a new key is a write
+	}
+	// A dense HLL is chunked: Lookup read it from a snapshot, so the
+	// registers below are read from one state. A few elements read only
+	// the bytes of their registers.
+	var register func(index int) (int, bool)
+	if few := len(elements) <= 4; few && m.StringLen() == hllDenseSize {
+		hdr := c.Tx.ReadStringRange(key, m, 0, hllHdrSize)
+		if !hllValidHeader(hdr, m.StringLen()) || hdr[4] != hllDense {
+			return false
+		}
+		register = func(index int) (int, bool) {
+			// The one or two bytes holding it, as denseGet reads them.
+			bit := index * hllBits
+			at := int64(hllHdrSize + bit/8)
+			regs := c.Tx.ReadStringRange(key, m, at, at+2)
+			v := uint(regs[0]) >> uint(bit&7)
+			if len(regs) > 1 {
+				v |= uint(regs[1]) << (8 - uint(bit&7))
+			}
+			return int(v & hllRegMax), true
+		}
+	} else {
+		v := c.Tx.ReadString(key, m)
+		if !hllValid(v) {
+			return false
+		}
+		register = func(index int) (int, bool) { return hllRegister(v, index) }
+	}
+	for _, ele := range elements {
+		index, count := hllPatLen(ele)
+		if r, ok := register(index); !ok || r < count {
+			return false
+		}
+	}
+	c.W.Int(0)
+	return true
+}
+
+// hllRegister returns register index of a valid HLL, dense or sparse; ok
+// is false if sparse opcodes end before it (a corrupt value).
+func hllRegister(v []byte, index int) (r int, ok bool) {
+	if v[4] == hllDense {
+		return denseGet(v[hllHdrSize:], index), true
+	}
+	first := 0
+	for p := hllHdrSize; p < len(v); {
+		op, span, oplen := v[p], 0, 1
+		switch {
+		case isZeroOp(op):
+			span = zeroLen(op)
+		case isXZeroOp(op):
+			span, oplen = xzeroLen(v, p), 2
+		default:
+			span = valLen(op)
+		}
+		if index < first+span {
+			if isZeroOp(op) || isXZeroOp(op) {
+				return 0, true
+			}
+			return valValue(op), true
+		}
+		first += span
+		p += oplen
+	}
+	return 0, false
 }
 
 // cmdPFCount answers PFCOUNT in the apply loop. Counting one key whose

@@ -3,6 +3,7 @@ package compat
 import (
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 	"time"
@@ -230,6 +231,47 @@ func TestHyperLogLog(t *testing.T) {
 		}
 		d.Do("PFCOUNT", "big", "one", "k3", "k39")
 		d.Do("PFCOUNT", "k1", "k2", "k3")
+	})
+
+	t.Run("AddsThatChangeNothing", func(t *testing.T) {
+		// PFADD of elements seen before is answered without a write when
+		// no register rises: sparse and dense values, one to six elements
+		// per call, old and new ones mixed, every reply compared, and the
+		// bytes after each round.
+		d := p.diff(t)
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, c := range []struct {
+			key  string
+			seen int // elements added first
+		}{{"sparse", 300}, {"dense", 12000}} {
+			hllAddBatches(t, d, c.key, "e", 0, c.seen, 500)
+			d.Do("PFCOUNT", c.key)
+			for range 4 {
+				var cmds [][]string
+				for range 300 {
+					args := []string{"PFADD", c.key}
+					for range 1 + r.IntN(6) {
+						n := r.IntN(c.seen)
+						if r.IntN(20) == 0 {
+							n = c.seen + r.IntN(1000000) // new: may raise a register
+						}
+						args = append(args, "e"+strconv.Itoa(n))
+					}
+					cmds = append(cmds, args)
+				}
+				hllPipeline(t, d, cmds)
+				hllSame(t, d, c.key)
+				d.Do("PFCOUNT", c.key)
+			}
+			d.Do("PFDEBUG", "ENCODING", c.key)
+		}
+		d.Run(`
+			SET str abc
+			PFADD str e1
+			LPUSH list a
+			PFADD list e1
+			PFADD list
+		`)
 	})
 
 	t.Run("Merge", func(t *testing.T) {
