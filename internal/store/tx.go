@@ -70,7 +70,7 @@ type Tx struct {
 	overwriting []byte // the key Overwrite emptied, while overwrite is set
 	overwrite   bool
 	keyMiss     bool // a Lookup that finds no key raises "keymiss" (see KeyMiss)
-	published   bool // events holds a PUBLISH (see Publish)
+	published   int  // messages in events (see Publish)
 }
 
 // chain is the view shared by chained write Txs.
@@ -129,7 +129,7 @@ func (s *Store) WriteTxAfter(prev *Tx) *Tx {
 // nothing (a read's, or a group of reads in the apply loop) can only be
 // keymiss: they go out now.
 func (t *Tx) Close() {
-	if t.writes == 0 && !t.published {
+	if t.writes == 0 && t.published == 0 {
 		t.deliverEvents()
 	}
 	if t.snap != nil {
