@@ -70,6 +70,7 @@ type Tx struct {
 	overwriting []byte // the key Overwrite emptied, while overwrite is set
 	overwrite   bool
 	keyMiss     bool // a Lookup that finds no key raises "keymiss" (see KeyMiss)
+	reading     bool // a read Tx not closed yet: it holds st.installing
 	published   int  // messages in events (see Publish)
 }
 
@@ -92,8 +93,13 @@ func (t *Tx) ViewSize() int { return t.chain.view.Len() }
 // ReadTx returns a read view of applied state in logical database db at now.
 // A snapshot makes multi-key reads see one instant; single-key reads don't
 // need it.
+//
+// The Tx holds the store against a snapshot install until Close, so reads
+// must not open a second Tx while one is open (the install, waiting for
+// the first, would hold up the second).
 func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
-	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true}
+	s.installing.RLock()
+	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true, reading: true}
 	if snapshot {
 		t.snap = s.pdb.NewSnapshot()
 		t.r = t.snap
@@ -140,6 +146,10 @@ func (t *Tx) Close() {
 		t.b.Close()
 		t.b = nil
 		t.chain.release()
+	}
+	if t.reading {
+		t.reading = false
+		t.st.installing.RUnlock()
 	}
 }
 
