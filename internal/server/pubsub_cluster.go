@@ -115,10 +115,7 @@ func (o *origins) count(w *pubWait) int {
 // EXEC (spliceConnReplies answers those inside).
 func (c *Client) publish(channel, message, origin []byte) {
 	if c.srv.shard.Lone() {
-		w := c.reply()
-		c.orderedOutput() // a message to oneself follows the replies before it
-		c.holdForExec()
-		w.Int(int64(c.srv.hub.Publish(channel, message)))
+		c.publishHere(channel, message)
 		return
 	}
 	if c.sub != nil {
@@ -137,6 +134,15 @@ func (c *Client) publish(channel, message, origin []byte) {
 		args = append(args, origin)
 	}
 	c.propose(shard.Record{Kind: shard.KindPublish, Cmds: [][][]byte{args}})
+}
+
+// publishHere is PUBLISH on a lone node: the message goes to this node's
+// subscribers at once, outside the log.
+func (c *Client) publishHere(channel, message []byte) {
+	w := c.reply()
+	c.orderedOutput() // a message to oneself follows the replies before it
+	c.holdForExec()
+	w.Int(int64(c.srv.hub.Publish(channel, message)))
 }
 
 // hasPublish reports whether queued commands hold a PUBLISH.

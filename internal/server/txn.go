@@ -107,7 +107,7 @@ func cmdExec(c *Client, argv [][]byte) {
 // connection commands here and inserting their replies at the offsets the
 // apply loop left for them (rec.ConnAt). A PUBLISH that went through the
 // log with the record (in a cluster) answers the count its commit left in
-// rec.Receivers.
+// rec.Receivers; the others (on a lone node) publish now.
 func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, rec *shard.Record) {
 	prev := 0
 	slot, published := 0, 0
@@ -120,9 +120,13 @@ func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]by
 		w.Raw(reply[prev:at])
 		prev = at
 		slot++
-		if _, _, _, ok := command.PublishArgs(q); ok && published < len(rec.Receivers) {
-			w.Int(int64(rec.Receivers[published]))
-			published++
+		if ch, msg, _, ok := command.PublishArgs(q); ok {
+			if published < len(rec.Receivers) {
+				w.Int(int64(rec.Receivers[published]))
+				published++
+			} else {
+				c.publishHere(ch, msg)
+			}
 			continue
 		}
 		connHandlers[cmd.Name](c, q)
