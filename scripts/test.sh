@@ -26,5 +26,5 @@ go test -count=1 -timeout 20m "$@" ./...
 # (commands forwarded to the leader). Skipped when the caller narrows the
 # run with arguments.
 if [ $# -eq 0 ]; then
-	BASALT_CLUSTER=3 go test -count=1 -timeout 10m -skip 'TestPubSub' ./test/compat
+	BASALT_CLUSTER=3 go test -count=1 -timeout 10m ./test/compat
 fi

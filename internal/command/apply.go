@@ -79,6 +79,18 @@ func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer,
 		// once the record is applied and puts their replies here.
 		if cmd != nil && cmd.Flags&Conn != 0 {
 			rec.ConnAt = append(rec.ConnAt, len(w.Buf))
+			if ch, msg, origin, ok := PublishArgs(argv); ok && sh != nil && !sh.Lone() {
+				// In a cluster PUBLISH goes through the log with its
+				// transaction, so every node delivers it in its place; the
+				// leader's connection puts the count in the reply.
+				i := len(rec.Receivers)
+				rec.Receivers = append(rec.Receivers, 0)
+				var report func(int)
+				if live {
+					report = func(n int) { rec.Receivers[i] = n }
+				}
+				sh.Publish(tx, rec, ch, msg, origin, report)
+			}
 			continue
 		}
 		run(tx, rec, argv, rec.Seed+uint64(i), w, live)

@@ -1,5 +1,7 @@
 package command
 
+import "strings"
+
 // Pub/sub commands. They need the connection and the server's hub, so they
 // run in package server (flag Conn); their table entries live here.
 func init() {
@@ -36,4 +38,18 @@ func init() {
 			intro("pubsub|help", 2, Loading|Stale, []string{"slow"}, "6.2.0", "Show helpful text about the different subcommands"),
 		}},
 	)
+}
+
+// PublishArgs reads the arguments of a PUBLISH: PUBLISH channel message, or
+// RAFT PUBLISH origin channel message, the form in which a node sends its
+// client's PUBLISH to the leader (see server/pubsub_cluster.go). ok is
+// false for any other command.
+func PublishArgs(argv [][]byte) (channel, message, origin []byte, ok bool) {
+	switch {
+	case len(argv) == 3 && strings.EqualFold(string(argv[0]), "publish"):
+		return argv[1], argv[2], nil, true
+	case len(argv) == 5 && strings.EqualFold(string(argv[0]), "raft") && strings.EqualFold(string(argv[1]), "publish"):
+		return argv[3], argv[4], argv[2], true
+	}
+	return nil, nil, nil, false
 }

@@ -47,6 +47,8 @@ type Client struct {
 	watchLost     bool      // WATCHes made on this node before it stopped leading
 	readonly      bool      // READONLY: reads are served here even on a follower
 	readConfirmed bool      // a ReadIndex covers the reads buffered now
+	upSlots       []upReply // the commands the leader queued in that MULTI, for EXEC's reply (pubsub_cluster.go)
+	draining      bool      // the leader's replies are being relayed
 
 	multi     bool
 	multiErr  bool
@@ -232,28 +234,14 @@ func (c *Client) dispatch(argv [][]byte) {
 		return
 	}
 	c.lastCmd.Store(&cmd.Name)
-	if !cmd.ArityOK(len(argv)) {
+	// kind decides read or write: the subcommand if there is one.
+	kind, errReply := checkArgs(cmd, argv)
+	if errReply != "" {
 		c.rejectInMulti()
-		c.reply().Error(command.WrongArity(cmd.Name))
+		c.reply().Error(errReply)
 		return
 	}
-	// kind decides read or write: the subcommand if there is one.
-	kind := cmd
-	if len(cmd.Subcommands) > 0 && len(argv) > 1 { // bare COMMAND is valid
-		sub := cmd.Subcommand(argv[1])
-		if sub == nil {
-			c.rejectInMulti()
-			c.reply().Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
-			return
-		}
-		if !sub.ArityOK(len(argv)) {
-			c.rejectInMulti()
-			c.reply().Error(command.WrongArity(sub.Name))
-			return
-		}
-		c.lastCmd.Store(&sub.Name)
-		kind = sub
-	}
+	c.lastCmd.Store(&kind.Name)
 	if !c.authed && cmd.Flags&command.NoAuth == 0 {
 		c.rejectInMulti()
 		c.reply().Error("NOAUTH Authentication required.")
@@ -312,6 +300,26 @@ func (c *Client) dispatch(argv [][]byte) {
 	default:
 		c.read(cmd, argv, now)
 	}
+}
+
+// checkArgs checks argv's arity and subcommand for cmd and returns the
+// command that decides read or write (the subcommand if there is one), or
+// the error reply.
+func checkArgs(cmd *command.Command, argv [][]byte) (kind *command.Command, errReply string) {
+	if !cmd.ArityOK(len(argv)) {
+		return nil, command.WrongArity(cmd.Name)
+	}
+	if len(cmd.Subcommands) == 0 || len(argv) < 2 { // bare COMMAND is valid
+		return cmd, ""
+	}
+	sub := cmd.Subcommand(argv[1])
+	if sub == nil {
+		return nil, "ERR unknown subcommand '" + string(argv[1]) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP."
+	}
+	if !sub.ArityOK(len(argv)) {
+		return nil, command.WrongArity(sub.Name)
+	}
+	return sub, ""
 }
 
 // noTouch lists the commands that look at keys without counting as a use

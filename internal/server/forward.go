@@ -32,6 +32,7 @@ var localCommands = map[string]bool{
 	"command": true, "lolwut": true, "ping": true, "echo": true, "time": true,
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
 	"ssubscribe": true, "sunsubscribe": true, "spublish": true, "pubsub": true,
+	"publish": true, // sent to the leader in a form of its own (pubsub_cluster.go)
 }
 
 // upstream is a client's connection to the leader.
@@ -39,7 +40,7 @@ type upstream struct {
 	nc      net.Conn
 	r       *bufio.Reader
 	w       *bufio.Writer
-	pending int // commands sent whose replies were not read yet
+	replies []upReply // the commands sent whose replies were not read yet
 	proto   int
 	buf     []byte
 }
@@ -48,6 +49,11 @@ type upstream struct {
 // Once a client forwards, everything but local commands follows, errors
 // included: the leader's MULTI must see a queued command's arity error.
 func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
+	if c.proto == 2 && c.subscribed() {
+		// RESP2's pub/sub mode: what may run is about this node, and the
+		// rest is refused here (pubsubGate).
+		return false
+	}
 	if c.upMulti {
 		// The leader queues (or refuses) whatever comes inside MULTI.
 		return cmd == nil || cmd.Name != "quit" && cmd.Name != "reset"
@@ -75,7 +81,10 @@ func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
 }
 
 // forward sends argv to the leader; its reply is read by waitPending.
-func (c *Client) forward(argv [][]byte) {
+func (c *Client) forward(argv [][]byte) { c.forwardAs(argv, upReply{}) }
+
+// forwardAs is forward with what to do with the reply (see upReply).
+func (c *Client) forwardAs(argv [][]byte, r upReply) {
 	c.waitLocal()
 	cmd := command.Lookup(argv[0])
 	if c.up == nil && len(c.watching) > 0 {
@@ -89,6 +98,8 @@ func (c *Client) forward(argv [][]byte) {
 		c.drainUpstream(true)
 		c.up.send([][]byte{[]byte("DISCARD")})
 		c.drainUpstream(false)
+		dropWaits(c.srv.origins, c.upSlots)
+		c.upSlots = nil
 		c.out.NullArray()
 		return
 	}
@@ -97,6 +108,9 @@ func (c *Client) forward(argv [][]byte) {
 	}
 	if c.up == nil {
 		if err := c.dialLeader(); err != nil {
+			if r.pub != nil {
+				c.srv.origins.drop(r.pub)
+			}
 			c.reply().Error("TRYAGAIN " + err.Error())
 			return
 		}
@@ -107,7 +121,22 @@ func (c *Client) forward(argv [][]byte) {
 		c.drainUpstream(false)
 		c.up.proto = c.proto
 	}
-	c.up.send(argv)
+	held := false
+	if c.upMulti {
+		if cmd != nil && (cmd.Name == "exec" || cmd.Name == "discard") {
+			r.exec = true
+			if cmd.Name == "exec" && c.sub != nil {
+				// A message to this subscriber published by the transaction
+				// must not reach it before EXEC's reply (see holdForExec),
+				// which is waited for at once.
+				c.execing, held = true, true
+				c.holdForExec()
+			}
+		} else {
+			argv, r = c.inMulti(cmd, argv)
+		}
+	}
+	c.up.sendAs(argv, r)
 	switch {
 	case cmd == nil:
 	case cmd.Name == "multi":
@@ -131,6 +160,10 @@ func (c *Client) forward(argv [][]byte) {
 		}
 	case cmd.Flags&command.Blocking != 0:
 		c.waitBlockingUpstream()
+		return
+	}
+	if held {
+		c.drainUpstream(true)
 		return
 	}
 	if c.up != nil && c.up.w.Buffered() > 64<<10 {
@@ -161,14 +194,16 @@ func (c *Client) waitBlockingUpstream() {
 	stopWatching()
 }
 
-func (u *upstream) send(argv [][]byte) {
+func (u *upstream) send(argv [][]byte) { u.sendAs(argv, upReply{}) }
+
+func (u *upstream) sendAs(argv [][]byte, r upReply) {
 	u.w.WriteString("*" + strconv.Itoa(len(argv)) + "\r\n")
 	for _, a := range argv {
 		u.w.WriteString("$" + strconv.Itoa(len(a)) + "\r\n")
 		u.w.Write(a)
 		u.w.WriteString("\r\n")
 	}
-	u.pending++
+	u.replies = append(u.replies, r)
 }
 
 // dialLeader opens the client's connection to the leader and gives it the
@@ -215,15 +250,18 @@ const (
 // drainUpstream reads the replies of the forwarded commands, appending them
 // to the client's output if keep (otherwise they are the setup's, and
 // dropped). A failed leader connection ends the client's connection.
+// Commands run here while a reply is relayed (spliceExec) find it a no-op.
 func (c *Client) drainUpstream(keep bool) bool {
 	u := c.up
-	if u == nil || u.pending == 0 {
+	if u == nil || len(u.replies) == 0 || c.draining {
 		return true
 	}
+	c.draining = true
+	defer func() { c.draining = false }()
 	if err := u.w.Flush(); err != nil {
 		return c.upstreamFailed()
 	}
-	for u.pending > 0 {
+	for len(u.replies) > 0 {
 		var err error
 		u.buf, err = resp.ReadReply(u.r, u.buf[:0])
 		if err != nil {
@@ -235,11 +273,13 @@ func (c *Client) drainUpstream(keep bool) bool {
 			}
 			continue
 		}
+		r := u.replies[0]
+		u.replies = u.replies[1:]
 		if keep {
-			c.out.Raw(u.buf)
+			c.relay(r, u.buf)
 		}
-		u.pending--
 	}
+	u.replies = nil // don't keep the consumed array growing
 	if cap(u.buf) > 1<<20 {
 		u.buf = nil
 	}
@@ -247,18 +287,25 @@ func (c *Client) drainUpstream(keep bool) bool {
 }
 
 func (c *Client) upstreamFailed() bool {
-	for ; c.up.pending > 0; c.up.pending-- {
+	for range c.up.replies {
 		c.out.Error("ERR " + errLeaderLost.Error())
 	}
-	c.up.nc.Close()
-	c.up = nil
+	c.closeUpstream()
+	if c.execing {
+		c.endExec() // the errors go out
+	}
 	c.closing = true
 	return false
 }
 
+// closeUpstream closes the connection to the leader, forgetting the
+// PUBLISHes whose replies were still to come.
 func (c *Client) closeUpstream() {
 	if c.up != nil {
+		dropWaits(c.srv.origins, c.up.replies)
 		c.up.nc.Close()
 		c.up = nil
 	}
+	dropWaits(c.srv.origins, c.upSlots)
+	c.upSlots = nil
 }

@@ -20,7 +20,10 @@ func (h *Hub) keyspaceEvents(flags store.NotifyFlags, events []store.Event) {
 	defer h.mu.Unlock()
 	for _, e := range events {
 		if e.Publish {
-			h.publishLocked(kindChannel, e.Key, []byte(e.Name))
+			n := h.publishLocked(kindChannel, e.Key, []byte(e.Name))
+			if e.Receivers != nil {
+				e.Receivers(n)
+			}
 			continue
 		}
 		db := strconv.Itoa(e.DB)

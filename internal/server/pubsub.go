@@ -10,11 +10,11 @@ import (
 	"basalt/internal/command"
 	"basalt/internal/glob"
 	"basalt/internal/resp"
-	"basalt/internal/shard"
 )
 
-// Pub/sub. Nothing here touches the key space or the log: PUBLISH changes
-// no data, so it is not a record. The hub maps channels, patterns and shard
+// Pub/sub. Nothing here touches the key space, and on a lone node nothing
+// goes to the log: PUBLISH changes no data, so it is not a record there (in
+// a cluster it is: see pubsub_cluster.go). The hub maps channels, patterns and shard
 // channels to their subscribers; Publish copies a message into the output
 // queue of each receiver and never waits for a socket.
 //
@@ -95,23 +95,6 @@ func (h *Hub) SetLimit(l BufferLimit) {
 // batch, see keyspaceEvents); it does not block on any subscriber.
 func (h *Hub) Publish(channel, message []byte) int {
 	return h.publish(kindChannel, channel, message)
-}
-
-// receivers counts the subscribers a message to channel would reach now
-// (PUBLISH's reply), without sending it.
-func (h *Hub) receivers(channel []byte) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	if set := h.subs[kindChannel][string(channel)]; set != nil {
-		n = len(set.subs)
-	}
-	for _, set := range h.subs[kindPattern] {
-		if glob.Match(set.name, channel, false) {
-			n += len(set.subs)
-		}
-	}
-	return n
 }
 
 // PublishShard is SPUBLISH: shard channels have their own name space and
@@ -584,20 +567,8 @@ func cmdSsubscribe(c *Client, argv [][]byte) {
 	c.subscribe(kindShard, argv[1:])
 }
 
-func cmdPublish(c *Client, argv [][]byte) {
-	if !c.srv.shard.Lone() && !c.multi {
-		// In a cluster the message goes through the log, and every node
-		// delivers it to its own subscribers as it applies it (see
-		// shard.KindPublish); the reply counts this node's receivers.
-		c.orderedOutput()
-		c.propose(shard.Record{Kind: shard.KindPublish, Cmds: [][][]byte{{argv[1], argv[2]}}})
-		return
-	}
-	w := c.reply()
-	c.orderedOutput() // a message to oneself follows the replies before it
-	c.holdForExec()
-	w.Int(int64(c.srv.hub.Publish(argv[1], argv[2])))
-}
+// cmdPublish is PUBLISH (see Client.publish in pubsub_cluster.go).
+func cmdPublish(c *Client, argv [][]byte) { c.publish(argv[1], argv[2], nil) }
 
 func cmdSpublish(c *Client, argv [][]byte) {
 	w := c.reply()

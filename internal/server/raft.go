@@ -20,9 +20,16 @@ func init() {
 }
 
 func cmdRaft(c *Client, argv [][]byte) {
+	sub := strings.ToUpper(string(argv[1]))
+	if sub == "PUBLISH" && len(argv) == 5 {
+		// RAFT PUBLISH origin channel message: a node's client's PUBLISH,
+		// sent to the leader (pubsub_cluster.go). Proposed without waiting
+		// for this connection's writes before it, as PUBLISH is.
+		c.publish(argv[3], argv[4], argv[2])
+		return
+	}
 	w := c.reply()
 	sh := c.srv.shard
-	sub := strings.ToUpper(string(argv[1]))
 	switch {
 	case sub == "STATUS" && len(argv) == 2:
 		st := sh.Status()

@@ -32,7 +32,8 @@ type Server struct {
 	once   sync.Once
 
 	clients  map[int64]*Client
-	hub      *Hub // pub/sub subscriptions (pubsub.go)
+	hub      *Hub     // pub/sub subscriptions (pubsub.go)
+	origins  *origins // PUBLISHes sent through the leader (pubsub_cluster.go)
 	nextID   atomic.Int64
 	wg       sync.WaitGroup
 	Stats    Stats
@@ -64,7 +65,8 @@ func New(cfg Config) (*Server, error) {
 	st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
 	sc := shardConfig(cfg)
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
-	sc.Receivers = hub.receivers
+	origins := newOrigins(sc.ID)
+	sc.Published = origins.published
 	sh, err := shard.New(st, command.Apply, sc)
 	if err != nil {
 		st.Close()
@@ -84,6 +86,7 @@ func New(cfg Config) (*Server, error) {
 		closed:   make(chan struct{}),
 		clients:  map[int64]*Client{},
 		hub:      hub,
+		origins:  origins,
 		shutdown: make(chan struct{}),
 	}, nil
 }

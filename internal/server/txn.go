@@ -63,6 +63,13 @@ func cmdExec(c *Client, argv [][]byte) {
 	queued, watched := command.ResolveQueued(c.queued), c.watching
 	c.multi, c.multiErr, c.queued, c.watching = false, false, nil, nil
 	w := c.reply()
+	c.execing = true
+	defer c.endExec()
+	if !c.srv.shard.Lone() && hasPublish(queued) {
+		// In a cluster the transaction's messages go out as its record
+		// commits, before this reply is complete (see holdForExec).
+		c.holdForExec()
+	}
 	p := getProposal(c.proto)
 	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: queued, Watch: watched}
 	err := c.srv.shard.Propose(p)
@@ -93,25 +100,35 @@ func cmdExec(c *Client, argv [][]byte) {
 			}
 		}
 	}
-	c.spliceConnReplies(w, p.W.Bytes(), queued, p.Rec.ConnAt)
+	c.spliceConnReplies(w, p.W.Bytes(), queued, &p.Rec)
 }
 
 // spliceConnReplies copies an EXEC reply to w, running the queued
 // connection commands here and inserting their replies at the offsets the
-// apply loop left for them.
-func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, at []int) {
+// apply loop left for them (rec.ConnAt). A PUBLISH that went through the
+// log with the record (in a cluster) answers the count its commit left in
+// rec.Receivers; the others (on a lone node) publish now.
+func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, rec *shard.Record) {
 	prev := 0
-	slot := 0
-	c.execing = true
-	defer c.endExec()
+	slot, published := 0, 0
 	for _, q := range queued {
 		cmd := command.Lookup(q[0])
 		if cmd.Flags&command.Conn == 0 || cmd.Name == "select" {
 			continue
 		}
-		w.Raw(reply[prev:at[slot]])
-		prev = at[slot]
+		at := rec.ConnAt[slot]
+		w.Raw(reply[prev:at])
+		prev = at
 		slot++
+		if ch, msg, _, ok := command.PublishArgs(q); ok {
+			if published < len(rec.Receivers) {
+				w.Int(int64(rec.Receivers[published]))
+				published++
+			} else {
+				c.publishHere(ch, msg)
+			}
+			continue
+		}
 		connHandlers[cmd.Name](c, q)
 	}
 	w.Raw(reply[prev:])

@@ -15,7 +15,7 @@ const (
 	KindExec                    // MULTI/EXEC: commands applied together, WATCH checked first
 	KindExpire                  // active expiry: delete the listed keys that are past their expiry
 	KindAborted                 // an EXEC whose WATCH failed: logged, applies nothing
-	KindPublish                 // PUBLISH in a cluster: each node delivers Cmds[0] = {channel, message} to its subscribers
+	KindPublish                 // PUBLISH in a cluster: each node delivers Cmds[0] = {channel, message[, origin]} to its subscribers
 )
 
 // Record is one entry of the log: everything needed to apply a write
@@ -45,6 +45,11 @@ type Record struct {
 	// replies of queued connection commands (CLIENT SETNAME...) belong.
 	// Not logged: those commands change no data.
 	ConnAt []int
+	// Receivers is filled when the batch of an EXEC the leader applied for
+	// its client commits: for each PUBLISH in it that went through the log
+	// (in a cluster), how many of this node's subscribers got the message.
+	// Not logged.
+	Receivers []int
 }
 
 // WatchKey is a key an EXEC is conditional on: Index is the applied index

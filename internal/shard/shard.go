@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -123,10 +124,10 @@ type Config struct {
 	TickInterval  time.Duration
 	ElectionTicks int
 	Logger        raft.Logger
-	// Receivers counts this node's subscribers to a channel, for the reply
-	// of a PUBLISH in the cluster; the message itself is delivered when its
-	// batch commits (store.Tx.Publish).
-	Receivers func(channel []byte) int
+	// Published hears, for every PUBLISH applied with an origin (a client
+	// of that node published through the leader, see Shard.Publish), how
+	// many of this node's subscribers got the message.
+	Published func(origin []byte, receivers int)
 }
 
 // Shard owns the single ordered write path of a key space.
@@ -284,22 +285,56 @@ func (s *Shard) FsyncPolicy() Fsync { return Fsync(s.fsync.Load()) }
 // Lone reports whether this node is its group's only voter.
 func (s *Shard) Lone() bool { return s.node.loneFast.Load() }
 
-// publish queues a KindPublish record's message for this node's
-// subscribers: it goes out when the batch commits, in log order with the
-// keyspace notifications of the records around it. A message older than a
-// few seconds is a node catching up after a restart: its subscribers were
-// not there to get it then, so it is not delivered.
+// publish applies a KindPublish record: Cmds[0] is {channel, message}, or
+// {channel, message, origin} for a PUBLISH a client sent through another
+// node (see Publish). The leader's client gets this node's count.
 func (s *Shard) publish(tx *store.Tx, rec *Record, w *resp.Writer) {
-	n := 0
-	if len(rec.Cmds) == 1 && len(rec.Cmds[0]) == 2 && time.Now().UnixMilli()-rec.Time < 5000 {
-		tx.Publish(rec.Cmds[0][0], rec.Cmds[0][1])
-		if s.cfg.Receivers != nil {
-			n = s.cfg.Receivers(rec.Cmds[0][0])
+	var reply func(int)
+	if w != nil {
+		reply = func(n int) { w.Int(int64(n)) }
+	}
+	if len(rec.Cmds) != 1 || len(rec.Cmds[0]) < 2 || len(rec.Cmds[0]) > 3 {
+		if reply != nil {
+			reply(0)
+		}
+		return
+	}
+	argv := rec.Cmds[0]
+	var origin []byte
+	if len(argv) == 3 {
+		origin = argv[2]
+	}
+	s.Publish(tx, rec, argv[0], argv[1], origin, reply)
+}
+
+// Publish queues a message of a PUBLISH in a cluster (a KindPublish record,
+// or a PUBLISH inside an EXEC) for this node's subscribers: it goes out
+// when the batch commits, in log order with the keyspace notifications of
+// the records around it. receivers, if not nil, hears how many of this
+// node's subscribers got it, as it goes out. origin, if not nil, names the
+// node (and its request) whose client published through the leader:
+// Config.Published hears the count too, so that node's client gets its own
+// node's count. A message older than a few seconds is a node catching up
+// after a restart: its subscribers were not there to get it then, so it is
+// not delivered, and counts 0.
+func (s *Shard) Publish(tx *store.Tx, rec *Record, channel, message, origin []byte, receivers func(n int)) {
+	if origin != nil && s.cfg.Published != nil {
+		origin := bytes.Clone(origin)
+		own := receivers
+		receivers = func(n int) {
+			if own != nil {
+				own(n)
+			}
+			s.cfg.Published(origin, n)
 		}
 	}
-	if w != nil {
-		w.Int(int64(n))
+	if time.Now().UnixMilli()-rec.Time >= 5000 {
+		if receivers != nil {
+			receivers(0)
+		}
+		return
 	}
+	tx.Publish(channel, message, receivers)
 }
 
 // IsLeader reports whether this node leads its group: writes go here.
@@ -629,13 +664,13 @@ func (s *Shard) propose(group []*Proposal) {
 			rec.Time = s.clock()
 		}
 		rec.Seed = s.rng.Uint64()
-		before := tx.Writes()
+		before, published := tx.Writes(), tx.Published()
 		s.applyOne(tx, rec, p.W)
-		// Logged after applying, and only if it changed something (or is
-		// a PUBLISH, which every node must see): a PFADD of known elements,
-		// a SET NX on a taken key or an EXEC whose WATCH failed leaves
-		// nothing for a replica to apply.
-		if tx.Writes() != before || rec.Kind == KindPublish {
+		// Logged after applying, and only if it changed something (or
+		// published a message, which every node must deliver): a PFADD of
+		// known elements, a SET NX on a taken key or an EXEC whose WATCH
+		// failed leaves nothing for a replica to apply.
+		if tx.Writes() != before || tx.Published() != published {
 			buf = rec.Marshal(buf[:0])
 			data = binary.AppendUvarint(data, uint64(len(buf)))
 			data = append(data, buf...)

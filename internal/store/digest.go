@@ -14,6 +14,8 @@ import (
 // so two stores that went through the same records digest the same even if
 // their physical layout differs. It reads the committed state.
 func (s *Store) Digest() ([32]byte, error) {
+	s.installing.RLock() // the whole old store or the whole new one (see InstallSnapshot)
+	defer s.installing.RUnlock()
 	h := sha256.New()
 	dbMap := *s.dbMap.Load()
 	var n [8]byte

@@ -94,22 +94,29 @@ func (f NotifyFlags) String() string {
 
 // Event is one keyspace notification: event name happened to key in
 // logical database DB. With Publish set it is a PUBLISH applied from the
-// log instead (see Tx.Publish): Key is the channel, Name the message.
+// log instead (see Tx.Publish): Key is the channel, Name the message, and
+// Receivers, if not nil, is told how many subscribers got it.
 type Event struct {
-	DB      int
-	Name    string
-	Key     []byte
-	Publish bool
+	DB        int
+	Name      string
+	Key       []byte
+	Publish   bool
+	Receivers func(n int)
 }
 
 // Publish queues a message for the subscribers of channel, delivered when
 // the Tx commits, after the events raised before it (PUBLISH in a cluster
 // is a record: a subscriber hears of a write before a message published
-// after it, as in Redis).
-func (t *Tx) Publish(channel, message []byte) {
-	t.events = append(t.events, Event{Name: string(message), Key: bytes.Clone(channel), Publish: true})
-	t.published = true
+// after it, as in Redis). receivers, if not nil, is called with the number
+// of subscribers that got it, as it is delivered.
+func (t *Tx) Publish(channel, message []byte, receivers func(n int)) {
+	t.events = append(t.events, Event{Name: string(message), Key: bytes.Clone(channel), Publish: true, Receivers: receivers})
+	t.published++
 }
+
+// Published counts the messages queued by Publish so far: a record that
+// published one must be logged even if it wrote nothing.
+func (t *Tx) Published() int { return t.published }
 
 // NotifyListener receives the events (and published messages) of a
 // committed batch, with the flags they were collected under.

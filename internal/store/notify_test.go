@@ -80,16 +80,16 @@ func TestNotifyEvents(t *testing.T) {
 	expect("created", "0:a=new", "0:e1=new", "0:e2=new", "0:e3=new", "1:b=new", "1:b=set")
 
 	write(true, func(tx *Tx) {
-		tx.Lookup([]byte("e1"))               // lazy expiry
-		tx.Put([]byte("e2"), str(0))          // written over
-		tx.Delete([]byte("e3"))               // deleted: expired, no del
-		tx.Lookup([]byte("nosuch"))           // a write's lookup: no keymiss
-		tx.Overwrite([]byte("a"))             // *STORE: not new
-		tx.Put([]byte("a"), str(0))           //
-		tx.Overwrite([]byte("a"))             // emptied...
-		tx.Put([]byte("other"), str(0))       // ...another key is new
-		tx.Put([]byte("a"), str(0))           // and so is a afterwards
-		tx.Publish([]byte("ch"), []byte("m")) // in order with the events
+		tx.Lookup([]byte("e1"))                    // lazy expiry
+		tx.Put([]byte("e2"), str(0))               // written over
+		tx.Delete([]byte("e3"))                    // deleted: expired, no del
+		tx.Lookup([]byte("nosuch"))                // a write's lookup: no keymiss
+		tx.Overwrite([]byte("a"))                  // *STORE: not new
+		tx.Put([]byte("a"), str(0))                //
+		tx.Overwrite([]byte("a"))                  // emptied...
+		tx.Put([]byte("other"), str(0))            // ...another key is new
+		tx.Put([]byte("a"), str(0))                // and so is a afterwards
+		tx.Publish([]byte("ch"), []byte("m"), nil) // in order with the events
 		tx.Notify(NotifyHash, "hset", []byte("a"))
 	})
 	expect("expiry and creation", "0:e1=expired", "0:e2=expired", "0:e2=new", "0:e3=expired",

@@ -179,6 +179,11 @@ func readField(r *bufio.Reader, buf []byte, isKey bool) ([]byte, error) {
 // tables are linked into the store, not moved: dir can be removed after.
 // The apply loop must be the caller, with no write Tx open. Data in open
 // Snapshots is removed too; open Dumps and iterators keep theirs.
+//
+// Readers see the old store or the new one: the install waits for the
+// read Txs open to close, and the reads that start meanwhile wait for it
+// (Store.installing) until the cache, the database map and the counts
+// are the new store's too.
 func (s *Store) InstallSnapshot(dir string, applied uint64) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -194,7 +199,14 @@ func (s *Store) InstallSnapshot(dir string, applied uint64) error {
 	if len(paths) == 0 {
 		return errors.New("store: the snapshot has no tables")
 	}
+	// Flushed first, so that the ingest need not wait for a flush while
+	// reads wait for it.
+	if err := s.pdb.Flush(); err != nil {
+		return err
+	}
 	all := pebble.KeyRange{Start: []byte{0}, End: []byte{0xff, 0xff, 0xff, 0xff}}
+	s.installing.Lock()
+	defer s.installing.Unlock()
 	if _, err := s.pdb.IngestAndExcise(context.Background(), paths, nil, nil, all); err != nil {
 		return err
 	}

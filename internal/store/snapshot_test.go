@@ -5,30 +5,63 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 )
+
+// openStore opens a store of four databases in a temporary directory.
+func openStore(t *testing.T) *Store {
+	st, err := Open(t.TempDir(), Options{Databases: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// commitAt commits what fn writes as the state up to index applied.
+func commitAt(t *testing.T, st *Store, applied uint64, fn func(tx *Tx)) {
+	t.Helper()
+	tx := st.WriteTx()
+	tx.Now = 1000
+	fn(tx)
+	tx.SetApplied(applied)
+	if err := tx.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshotTables writes a dump of src as sstables for dst and returns
+// their directory.
+func snapshotTables(t *testing.T, src, dst *Store) string {
+	t.Helper()
+	snap := src.Snapshot()
+	d, err := snap.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := d.WriteTo(pw)
+		d.Close()
+		snap.Close()
+		pw.CloseWithError(err)
+	}()
+	dir := t.TempDir()
+	if _, err := dst.WriteSnapshotTables(pr, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
 
 // TestSnapshotInstall dumps a store through a pipe into sstables and
 // installs them over another store with other data: the second store then
 // digests the same, holds nothing of its own, and has the snapshot's
 // applied index. A dump opened before the install still reads the old data.
 func TestSnapshotInstall(t *testing.T) {
-	open := func() *Store {
-		st, err := Open(t.TempDir(), Options{Databases: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := func() *Store { return openStore(t) }
 	write := func(st *Store, applied uint64, fn func(tx *Tx)) {
 		t.Helper()
-		tx := st.WriteTx()
-		tx.Now = 1000
-		fn(tx)
-		tx.SetApplied(applied)
-		if err := tx.Commit(true); err != nil {
-			t.Fatal(err)
-		}
+		commitAt(t, st, applied, fn)
 	}
 	src, dst := open(), open()
 	big := make([]byte, 300_000) // a chunked string
@@ -127,5 +160,106 @@ func TestSnapshotInstall(t *testing.T) {
 	defer tx.Close()
 	if !tx.Exists([]byte("only-in-dst")) || tx.Count() != 1 {
 		t.Fatalf("the dump opened before the install: count %d", tx.Count())
+	}
+}
+
+// TestSnapshotInstallReaders: a read open while a snapshot is installed
+// sees the old store to its end (the install waits for it), and a read
+// that starts during the install sees the new store. Without that, a
+// snapshot read lost the old data to the excise (keys missing), and a
+// direct read went on with the old SWAPDB mapping over the new data: the
+// new store's database 1 under the name of database 0.
+func TestSnapshotInstallReaders(t *testing.T) {
+	src, dst := openStore(t), openStore(t)
+	const keys = 200
+	commitAt(t, dst, 7, func(tx *Tx) {
+		for db := range 2 {
+			tx.DB = db
+			tx.Put([]byte("k"), Meta{Type: TypeString, Body: []byte(fmt.Sprint("old", db))})
+		}
+		tx.DB = 0
+		for i := range keys {
+			tx.Put([]byte(fmt.Sprint("x", i)), Meta{Type: TypeString, Body: []byte("old")})
+		}
+	})
+	if err := dst.pdb.Flush(); err != nil { // the old data in sstables, which the excise removes
+		t.Fatal(err)
+	}
+	commitAt(t, src, 41, func(tx *Tx) {
+		tx.DB = 0
+		tx.Put([]byte("k"), Meta{Type: TypeString, Body: []byte("new1")})
+		tx.DB = 1
+		tx.Put([]byte("k"), Meta{Type: TypeString, Body: []byte("new0")})
+		for i := range keys {
+			tx.Put([]byte(fmt.Sprint("x", i)), Meta{Type: TypeString, Body: []byte("new")})
+		}
+	})
+	commitAt(t, src, 42, func(tx *Tx) { tx.Swap(0, 1) }) // the new store's db 0 is physically 1
+	dir := snapshotTables(t, src, dst)
+
+	get := func(tx *Tx, key string) string {
+		m, ok := tx.Lookup([]byte(key))
+		if !ok {
+			return "(none)"
+		}
+		return string(tx.ReadString([]byte(key), m))
+	}
+	snapRead := dst.ReadTx(0, 1000, true)
+	direct := dst.ReadTx(0, 1000, false)
+	if got := get(direct, "k"); got != "old0" {
+		t.Fatalf("before the install: k = %q", got)
+	}
+	installed := make(chan error, 1)
+	go func() { installed <- dst.InstallSnapshot(dir, 42) }()
+	select {
+	case err := <-installed:
+		t.Errorf("the install did not wait for the reads open (err %v)", err)
+		installed <- err
+	case <-time.After(300 * time.Millisecond):
+	}
+	// A read that starts now waits for the install and sees the new store.
+	late := make(chan string, 1)
+	go func() {
+		tx := dst.ReadTx(0, 1000, false)
+		defer tx.Close()
+		late <- get(tx, "k") + " " + get(tx, "x0")
+	}()
+
+	missing := 0
+	for i := range keys {
+		if got := get(snapRead, fmt.Sprint("x", i)); got != "old" {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("a snapshot read open across the install lost %d of its %d keys", missing, keys)
+	}
+	if got := get(direct, "k"); got != "old0" {
+		t.Errorf("a read open across the install found k = %q in db 0: neither the old store's \"old0\" nor the new one's \"new0\"", got)
+	}
+	snapRead.Close()
+	direct.Close()
+	select {
+	case err := <-installed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the install did not finish once the reads closed")
+	}
+	select {
+	case got := <-late:
+		if got != "new0 new" {
+			t.Errorf("a read started during the install saw %q, want the new store", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a read started during the install never ran")
+	}
+	for db, want := range []string{"new0", "new1"} {
+		tx := dst.ReadTx(db, 1000, false)
+		if got := get(tx, "k"); got != want {
+			t.Errorf("after the install: db %d k = %q, want %q", db, got, want)
+		}
+		tx.Close()
 	}
 }

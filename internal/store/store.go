@@ -28,6 +28,14 @@ type Store struct {
 	cache   *metaCache
 	opts    *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
 
+	// installing orders reads against InstallSnapshot, which replaces the
+	// whole store (Pebble's data, the cache, the database map, the
+	// counts): a read Tx holds it for reading from start to Close, and the
+	// install holds it for writing, so a read sees the old store or the
+	// new one, never a mix. Snapshot reads need this too: the excise takes
+	// the old data out of Pebble snapshots that are open.
+	installing sync.RWMutex
+
 	// Keyspace notifications (notify.go): the flags new write Txs take
 	// and the listener of committed events.
 	notify   atomic.Uint32

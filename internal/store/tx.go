@@ -72,7 +72,8 @@ type Tx struct {
 	overwrite   bool
 	keyMiss     bool // a Lookup that finds no key raises "keymiss" (see KeyMiss)
 	shared      bool // LookupShared: a read's metadata may alias the cache
-	published   bool // events holds a PUBLISH (see Publish)
+	reading     bool // a read Tx not closed yet: it holds st.installing
+	published   int  // messages in events (see Publish)
 }
 
 // chain is the view shared by chained write Txs.
@@ -94,8 +95,13 @@ func (t *Tx) ViewSize() int { return t.chain.view.Len() }
 // ReadTx returns a read view of applied state in logical database db at now.
 // A snapshot makes multi-key reads see one instant; single-key reads don't
 // need it.
+//
+// The Tx holds the store against a snapshot install until Close, so reads
+// must not open a second Tx while one is open (the install, waiting for
+// the first, would hold up the second).
 func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
-	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true}
+	s.installing.RLock()
+	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true, reading: true}
 	t.scratch = t.scratchBuf[:0]
 	if snapshot {
 		t.snap = s.pdb.NewSnapshot()
@@ -132,7 +138,7 @@ func (s *Store) WriteTxAfter(prev *Tx) *Tx {
 // nothing (a read's, or a group of reads in the apply loop) can only be
 // keymiss: they go out now.
 func (t *Tx) Close() {
-	if t.writes == 0 && !t.published {
+	if t.writes == 0 && t.published == 0 {
 		t.deliverEvents()
 	}
 	if t.snap != nil {
@@ -143,6 +149,10 @@ func (t *Tx) Close() {
 		t.b.Close()
 		t.b = nil
 		t.chain.release()
+	}
+	if t.reading {
+		t.reading = false
+		t.st.installing.RUnlock()
 	}
 }
 
