@@ -228,12 +228,24 @@ func TestStrtod(t *testing.T) {
 		{"1e-400", 0, 6},
 		{"12\x0034", 12, 2},
 		{"(5)", 0, 0},
+		// Short integers take a fast path; longer ones the general one.
+		{"100", 100, 3},
+		{"+7", 7, 2},
+		{"-42", -42, 3},
+		{"007", 7, 3},
+		{"999999999999999", 999999999999999, 15},
+		{"-9007199254740993", -9007199254740992, 17}, // rounded: 2^53+1 is not a float64
+		{"+", 0, 0},
+		{"-", 0, 0},
 	}
 	for _, c := range cases {
 		got, n := Strtod([]byte(c.in))
 		if got != c.want || n != c.n {
 			t.Errorf("Strtod(%q) = %v, %d; want %v, %d", c.in, got, n, c.want, c.n)
 		}
+	}
+	if got, _ := Strtod([]byte("-0")); got != 0 || !math.Signbit(got) {
+		t.Errorf("Strtod(\"-0\") = %v, want -0", got)
 	}
 	for in, n := range map[string]int{"nan": 3, "-nan": 4, "nan()": 5, "nan(ab_1)x": 9, "nan(a b)": 3, "nan(": 3, "NAN": 3} {
 		got, gn := Strtod([]byte(in))

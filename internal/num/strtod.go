@@ -185,6 +185,9 @@ func normalize(digits []byte, exp int64, step int64, zero byte) ([]byte, int64) 
 // with ERANGE when the result is ±Inf or zero (overflow, or underflow of a
 // nonzero input to zero).
 func strtod(b []byte) (f float64, n int, rangeErr bool) {
+	if f, ok := shortInt(b); ok {
+		return f, len(b), false
+	}
 	s, n := scan(b)
 	switch s.kind {
 	case kindNone:
@@ -238,6 +241,27 @@ func strtod(b []byte) (f float64, n int, rangeErr bool) {
 	}
 	rangeErr = math.IsInf(f, 0) || f == 0
 	return signed(f, s.neg), n, rangeErr
+}
+
+// shortInt converts b if it is only an optional sign and 1 to 15 decimal
+// digits, the common score or bound ("100", "-5"): such a number is exact
+// in a float64, so the general scan and ParseFloat are not needed.
+func shortInt(b []byte) (float64, bool) {
+	i := 0
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		i = 1
+	}
+	if len(b) == i || len(b)-i > 15 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b[i:] {
+		if !isDec(c) {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return signed(float64(v), b[0] == '-'), true
 }
 
 // float64 parameters in math/big terms (x = m × 2^e, 0.5 <= |m| < 1).

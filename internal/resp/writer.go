@@ -30,6 +30,17 @@ func (w *Writer) line(prefix byte, s string) {
 }
 
 func (w *Writer) header(prefix byte, n int64) {
+	if n >= 0 && n < 100 {
+		// Most lengths and counts are small: writing their digits here
+		// costs a fraction of strconv's general path, which shows in
+		// replies of many short elements (HGETALL, ZRANGE).
+		if n < 10 {
+			w.Buf = append(w.Buf, prefix, byte('0'+n), '\r', '\n')
+		} else {
+			w.Buf = append(w.Buf, prefix, byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+		}
+		return
+	}
 	w.Buf = append(w.Buf, prefix)
 	w.Buf = strconv.AppendInt(w.Buf, n, 10)
 	w.Buf = append(w.Buf, '\r', '\n')
@@ -60,7 +71,17 @@ func (w *Writer) Int(n int64) { w.header(':', n) }
 
 // Bulk writes a bulk string.
 func (w *Writer) Bulk(b []byte) {
-	w.header('$', int64(len(b)))
+	if n := len(b); n < 100 {
+		// The short element of a long reply (HGETALL, ZRANGE): its header
+		// written in place, no call.
+		if n < 10 {
+			w.Buf = append(w.Buf, '$', byte('0'+n), '\r', '\n')
+		} else {
+			w.Buf = append(w.Buf, '$', byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+		}
+	} else {
+		w.header('$', int64(n))
+	}
 	w.Buf = append(w.Buf, b...)
 	w.Buf = append(w.Buf, '\r', '\n')
 }

@@ -62,6 +62,7 @@ func posOfMeta(mk []byte) uint64 { return binary.BigEndian.Uint64(mk[1+dbBytes:]
 
 // MemberPrefix is the prefix under which a collection's members are stored.
 func MemberPrefix(buf []byte, db int, key []byte) []byte {
+	buf = slices.Grow(buf, metaKeyPrefix+4+len(key))
 	buf = appendDB(buf, prefixMember, db)
 	buf = binary.BigEndian.AppendUint64(buf, Pos(key))
 	buf = binary.BigEndian.AppendUint32(buf, uint32(len(key)))
@@ -87,9 +88,17 @@ func dbSpan(prefix byte, db int) (lower, upper []byte) {
 	return appendDB(nil, prefix, db), appendDB(nil, prefix, db+1)
 }
 
+// memberKey is the Pebble key of a collection member, in one allocation.
+func memberKey(db int, key, sub []byte) []byte {
+	buf := MemberPrefix(make([]byte, 0, metaKeyPrefix+4+len(key)+len(sub)), db, key)
+	return append(buf, sub...)
+}
+
 // PrefixEnd returns the smallest key greater than every key with prefix p.
-func PrefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
+func PrefixEnd(p []byte) []byte { return prefixEnd(append([]byte(nil), p...)) }
+
+// prefixEnd is PrefixEnd in place: it changes and returns end.
+func prefixEnd(end []byte) []byte {
 	for i := len(end) - 1; i >= 0; i-- {
 		end[i]++
 		if end[i] != 0 {

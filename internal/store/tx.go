@@ -559,30 +559,35 @@ func (t *Tx) Expires() int64 {
 
 // Member returns a collection member's value.
 func (t *Tx) Member(key, sub []byte) ([]byte, bool) {
-	return t.get(append(MemberPrefix(nil, t.phys(), key), sub...))
+	return t.get(memberKey(t.phys(), key, sub))
 }
 
 // SetMember writes a collection member.
 func (t *Tx) SetMember(key, sub, value []byte) {
 	t.mustWrite()
-	t.set(append(MemberPrefix(nil, t.phys(), key), sub...), value)
+	t.set(memberKey(t.phys(), key, sub), value)
 }
 
 // DeleteMember removes a collection member.
 func (t *Tx) DeleteMember(key, sub []byte) {
 	t.mustWrite()
-	t.del(append(MemberPrefix(nil, t.phys(), key), sub...))
+	t.del(memberKey(t.phys(), key, sub))
 }
 
 // Members iterates a collection's members with sub in [from, to) (nil: no
 // bound), ascending or descending; fn returns false to stop. The slices
 // passed to fn are valid only during the call.
 func (t *Tx) Members(key, from, to []byte, reverse bool, fn func(sub, value []byte) bool) {
-	p := MemberPrefix(nil, t.phys(), key)
-	lower := append(append([]byte(nil), p...), from...)
-	upper := PrefixEnd(p)
+	// The bounds share one allocation (Pebble holds them while it iterates).
+	np := metaKeyPrefix + 4 + len(key)
+	lower := MemberPrefix(make([]byte, 0, 2*np+len(from)+len(to)), t.phys(), key)
+	p := lower[:np:np]
+	lower = append(lower, from...)
+	upper := append(lower[len(lower):], p...)
 	if to != nil {
-		upper = append(append([]byte(nil), p...), to...)
+		upper = append(upper, to...)
+	} else {
+		upper = prefixEnd(upper)
 	}
 	it, err := t.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
