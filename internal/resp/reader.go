@@ -23,6 +23,9 @@ const (
 	UnauthBulk        = 16384     // bulk length allowed before AUTH
 	readBufferSize    = 64 << 10
 	preallocArgsLimit = 1024 // arguments allocated up front; beyond, grow as read
+	// argArena is the size of the blocks a command's short arguments share:
+	// one allocation for a usual command's arguments, not one each.
+	argArena = 64
 )
 
 // DefaultMaxQuery bounds the memory one command may take, as Redis's
@@ -158,7 +161,8 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		return nil, nil
 	}
 	args := make([][]byte, 0, min(n, preallocArgsLimit))
-	var total int64 // bytes this command holds, slice headers included
+	var arena []byte // holds the command's short arguments (see argArena)
+	var total int64  // bytes this command holds, slice headers included
 	for i := int64(0); i < n; i++ {
 		hdr, err := r.readHeader("too big bulk count string")
 		if err != nil {
@@ -181,8 +185,19 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		if total += size + 24; total > r.MaxQuery {
 			return nil, ErrQueryLimit
 		}
-		arg, err := r.readBulk(int(size))
-		if err != nil {
+		var arg []byte
+		if size <= argArena && int(size)+2 <= r.br.Buffered() {
+			// A short argument already buffered: copied into the arena,
+			// not allocated on its own. Its capacity ends with it, so an
+			// append to it cannot overwrite the next one.
+			if arena == nil || cap(arena)-len(arena) < int(size) { // non-nil: "" is not a missing argument
+				arena = make([]byte, 0, argArena)
+			}
+			b, _ := r.br.Peek(int(size))
+			arena = append(arena, b...)
+			arg = arena[len(arena)-int(size) : len(arena) : len(arena)]
+			r.br.Discard(int(size) + 2) // Redis skips the CRLF unchecked
+		} else if arg, err = r.readBulk(int(size)); err != nil {
 			return nil, err
 		}
 		args = append(args, arg)

@@ -208,3 +208,36 @@ func TestHeaderAcrossRefill(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadCommand reads a pipeline of ZRANGEBYSCORE commands.
+func BenchmarkReadCommand(b *testing.B) {
+	cmd := "*4\r\n$13\r\nZRANGEBYSCORE\r\n$7\r\nbench:z\r\n$3\r\n100\r\n$3\r\n200\r\n"
+	in := []byte(strings.Repeat(cmd, 1000))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(in))
+		for range 1000 {
+			if _, err := r.ReadCommand(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestShortArgsShareNothingVisible: short arguments share a block, but
+// appending to one never changes another, and "" is not nil.
+func TestShortArgsShareNothingVisible(t *testing.T) {
+	r := NewReader(strings.NewReader("*4\r\n$3\r\nset\r\n$1\r\nk\r\n$0\r\n\r\n$2\r\nvv\r\n"))
+	args, err := r.ReadCommand()
+	if err != nil || len(args) != 4 {
+		t.Fatalf("%q, %v", args, err)
+	}
+	if args[2] == nil {
+		t.Error("empty argument is nil")
+	}
+	_ = append(args[1], "xx"...)
+	_ = append(args[2], "yy"...)
+	if string(args[0]) != "set" || string(args[1]) != "k" || string(args[2]) != "" || string(args[3]) != "vv" {
+		t.Errorf("args changed: %q", args)
+	}
+}
