@@ -25,7 +25,12 @@ func (a *accessClock) slot(phys int, key []byte) *atomic.Uint32 {
 // Touch records that key was used at now (unix ms).
 func (s *Store) Touch(db int, key []byte, now int64) {
 	a := &s.access
-	a.slot((*s.dbMap.Load())[db], key).Store(uint32(now / 1000))
+	slot, sec := a.slot((*s.dbMap.Load())[db], key), uint32(now/1000)
+	// Stored only when the second changes: a hot key read from several
+	// cores would otherwise move the slot's cache line at every command.
+	if slot.Load() != sec {
+		slot.Store(sec)
+	}
 }
 
 // IdleSeconds is the time since key was last used, for OBJECT IDLETIME.
