@@ -126,15 +126,19 @@ const (
 )
 
 func zMemberSub(member []byte) []byte {
-	return store.HashedSub([]byte{zTagMember}, member)
+	return store.HashedSub(zSub(zTagMember, len(member)), member)
 }
+
+// zSub starts a sub key with tag, with room for 8 bytes and n more: one
+// allocation per key, not one per part.
+func zSub(tag byte, n int) []byte { return append(make([]byte, 0, 9+n), tag) }
 
 // zScoreSub is the score index key of member; -0 sorts as 0.
 func zScoreSub(score float64, member []byte) []byte {
 	if score == 0 {
 		score = 0
 	}
-	return append(store.SortableFloat([]byte{zTagScore}, score), member...)
+	return append(store.SortableFloat(zSub(zTagScore, len(member)), score), member...)
 }
 
 var negZero = math.Copysign(0, -1)
@@ -154,7 +158,7 @@ func zScoreBound(f float64) []byte {
 	if f == 0 {
 		f = 0
 	}
-	return store.SortableFloat([]byte{zTagScore}, f)
+	return store.SortableFloat(zSub(zTagScore, 0), f)
 }
 
 // zAfterScore is the first score index key with a score above f.
