@@ -240,7 +240,7 @@ func cmdHMGet(c *Ctx) {
 // and HVALS. The reply is sized from the entries one iterator saw, not from
 // the header: a read has no snapshot, and a write may land in between.
 func hgetallGeneric(c *Ctx, fields, values bool) {
-	_, ok, wrong := c.Lookup(c.Args[1], store.TypeHash)
+	_, ok, wrong := c.LookupShared(c.Args[1], store.TypeHash)
 	if wrong {
 		return
 	}

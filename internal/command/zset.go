@@ -197,7 +197,7 @@ func zsetOf(c *Ctx, key []byte, m store.Meta) *zset {
 // zsetLookup opens key as a sorted set; wrong reports (and answers)
 // WRONGTYPE. A missing key gives an empty, not existing zset.
 func zsetLookup(c *Ctx, key []byte) (z *zset, wrong bool) {
-	m, ok, wrong := c.Lookup(key, store.TypeZSet)
+	m, ok, wrong := c.LookupShared(key, store.TypeZSet) // save builds a new body
 	if wrong {
 		return nil, true
 	}
