@@ -1,7 +1,9 @@
 package server
 
 import (
+	"log/slog"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -339,7 +341,19 @@ func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
 	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey || cmd.FirstKey == 0 && cmd.KeySpecs != nil
 	tx := c.srv.st.ReadTx(c.db, now, multiKey)
 	defer tx.Close()
+	defer answerPanic(w, w.Len(), argv)
 	cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w})
+}
+
+// answerPanic turns a panic in a read into an error reply, its partial
+// output dropped, as the apply loop does for writes: a bug in one read
+// must not take the server down.
+func answerPanic(w *resp.Writer, mark int, argv [][]byte) {
+	if r := recover(); r != nil {
+		slog.Error("read panicked", "command", string(argv[0]), "panic", r, "stack", string(debug.Stack()))
+		w.Buf = w.Buf[:mark]
+		w.Error("ERR internal error while reading")
+	}
 }
 
 // showsData lists the node-local commands whose reply shows the data.
@@ -371,13 +385,15 @@ func (c *Client) confirmRead(cmd *command.Command, w *resp.Writer) bool {
 // readFirst runs a command's ReadFirst on applied state, like read, with a
 // snapshot only if argv names several keys; it reports whether that
 // answered.
-func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) bool {
+func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) (answered bool) {
 	w := c.reply()
 	if !c.confirmRead(cmd, w) {
 		return true
 	}
 	tx := c.srv.st.ReadTx(c.db, now, len(cmd.Keys(argv)) > 1)
 	defer tx.Close()
+	answered = true // what a panic leaves: its error reply
+	defer answerPanic(w, w.Len(), argv)
 	return cmd.ReadFirst(&command.Ctx{Tx: tx, Args: argv, W: w})
 }
 
