@@ -12,6 +12,7 @@ import (
 	"basalt/internal/command"
 	"basalt/internal/resp"
 	"basalt/internal/shard"
+	"basalt/internal/store"
 )
 
 // Client is one connection and its state.
@@ -339,20 +340,33 @@ func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
 	}
 	// Movable-key commands (SINTERCARD, ZUNION...) have FirstKey 0 but key specs.
 	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey || cmd.FirstKey == 0 && cmd.KeySpecs != nil
-	tx := c.srv.st.ReadTx(c.db, now, multiKey)
-	defer tx.Close()
-	defer answerPanic(w, w.Len(), argv)
-	cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w})
+	runRead(c.srv.st, c.db, now, multiKey, w, argv, func(ctx *command.Ctx) { cmd.Run(ctx) })
 }
 
-// answerPanic turns a panic in a read into an error reply, its partial
-// output dropped, as the apply loop does for writes: a bug in one read
-// must not take the server down.
-func answerPanic(w *resp.Writer, mark int, argv [][]byte) {
-	if r := recover(); r != nil {
-		slog.Error("read panicked", "command", string(argv[0]), "panic", r, "stack", string(debug.Stack()))
-		w.Buf = w.Buf[:mark]
-		w.Error("ERR internal error while reading")
+// runRead runs a read on a new read Tx (on a snapshot if snapshot). A read
+// without one that finds a commit came between its metadata and its
+// members (store.ErrStaleRead) runs again on a snapshot. Any other panic
+// becomes an error reply, its partial output dropped, as the apply loop
+// does for writes: a bug in one read must not take the server down.
+func runRead(st *store.Store, db int, now int64, snapshot bool, w *resp.Writer, argv [][]byte, run func(*command.Ctx)) {
+	mark := w.Len()
+	stale := func() (stale bool) {
+		tx := st.ReadTx(db, now, snapshot)
+		defer tx.Close()
+		defer func() {
+			if r := recover(); r != nil {
+				w.Buf = w.Buf[:mark]
+				if stale = r == store.ErrStaleRead; !stale {
+					slog.Error("read panicked", "command", string(argv[0]), "panic", r, "stack", string(debug.Stack()))
+					w.Error("ERR internal error while reading")
+				}
+			}
+		}()
+		run(&command.Ctx{Tx: tx, Args: argv, W: w})
+		return false
+	}
+	for stale() {
+		snapshot = true
 	}
 }
 
@@ -385,16 +399,14 @@ func (c *Client) confirmRead(cmd *command.Command, w *resp.Writer) bool {
 // readFirst runs a command's ReadFirst on applied state, like read, with a
 // snapshot only if argv names several keys; it reports whether that
 // answered.
-func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) (answered bool) {
+func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) bool {
 	w := c.reply()
 	if !c.confirmRead(cmd, w) {
 		return true
 	}
-	tx := c.srv.st.ReadTx(c.db, now, len(cmd.Keys(argv)) > 1)
-	defer tx.Close()
-	answered = true // what a panic leaves: its error reply
-	defer answerPanic(w, w.Len(), argv)
-	return cmd.ReadFirst(&command.Ctx{Tx: tx, Args: argv, W: w})
+	answered := true // what a panic leaves: its error reply
+	runRead(c.srv.st, c.db, now, len(cmd.Keys(argv)) > 1, w, argv, func(ctx *command.Ctx) { answered = cmd.ReadFirst(ctx) })
+	return answered
 }
 
 // propose sends a write down the ordered path without waiting: pipelined

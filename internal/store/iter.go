@@ -22,6 +22,10 @@ func (t *Tx) MemberIter(key, from, to []byte) *MemberIter {
 	if err != nil {
 		panic(err)
 	}
+	if t.straddled() { // the iterator reads the state it was opened on
+		it.Close()
+		panic(ErrStaleRead)
+	}
 	return &MemberIter{it: it, p: p}
 }
 

@@ -35,6 +35,10 @@ type Store struct {
 	// new one, never a mix. Snapshot reads need this too: the excise takes
 	// the old data out of Pebble snapshots that are open.
 	installing sync.RWMutex
+	// commits is odd while a commit is being applied and its cache entries
+	// updated, and grows by two with each: a live read whose metadata and
+	// members straddle a commit can tell (Tx.membersRead).
+	commits atomic.Uint64
 
 	// Keyspace notifications (notify.go): the flags new write Txs take
 	// and the listener of committed events.

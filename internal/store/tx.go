@@ -70,10 +70,12 @@ type Tx struct {
 	events      []Event
 	overwriting []byte // the key Overwrite emptied, while overwrite is set
 	overwrite   bool
-	keyMiss     bool // a Lookup that finds no key raises "keymiss" (see KeyMiss)
-	shared      bool // LookupShared: a read's metadata may alias the cache
-	reading     bool // a read Tx not closed yet: it holds st.installing
-	published   int  // messages in events (see Publish)
+	keyMiss     bool   // a Lookup that finds no key raises "keymiss" (see KeyMiss)
+	shared      bool   // LookupShared: a read's metadata may alias the cache
+	reading     bool   // a read Tx not closed yet: it holds st.installing
+	commitsSeen uint64 // st.commits before a live read's first metadata lookup
+	metaRead    bool   // commitsSeen is set
+	published   int    // messages in events (see Publish)
 }
 
 // chain is the view shared by chained write Txs.
@@ -281,12 +283,14 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 		}
 	}
 	b := t.b
+	t.st.commits.Add(1) // odd: reads may find members newer than the cache
 	if sync {
 		err = t.st.pdb.ApplyNoSyncWait(b, pebble.Sync)
 	} else {
 		err = b.Commit(pebble.NoSync)
 	}
 	if err != nil {
+		t.st.commits.Add(1)
 		return nil, err
 	}
 	for phys, d := range t.countDelta {
@@ -303,6 +307,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	for mk, e := range t.written {
 		t.st.cache.set([]byte(mk), e.value, e.found)
 	}
+	t.st.commits.Add(1) // even: the cache agrees with Pebble again
 	t.b = nil
 	t.committed = true
 	t.prev = nil
@@ -364,9 +369,29 @@ func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 	return m, ok
 }
 
+// ErrStaleRead is what a live read panics with when the members it read
+// may be newer than the metadata it found: a commit came in between. The
+// caller runs the read again on a snapshot (a new Tx).
+var ErrStaleRead = errors.New("store: a commit came between a read's metadata and members")
+
+// straddled reports, after a live read Tx read members, whether a commit
+// may have been applied since its first metadata lookup: if not, its
+// metadata (from the cache or Pebble) and its members are of one state.
+// Reads of metadata only, like GET, never ask.
+func (t *Tx) straddled() bool {
+	if t.b != nil || t.snap != nil || !t.metaRead {
+		return false
+	}
+	n := t.st.commits.Load()
+	return n != t.commitsSeen || n&1 != 0
+}
+
 // readMeta looks metadata key mk up in this batch's writes, then the
 // cache, then Pebble.
 func (t *Tx) readMeta(mk []byte) (Meta, bool) {
+	if t.b == nil && t.snap == nil && !t.metaRead {
+		t.commitsSeen, t.metaRead = t.st.commits.Load(), true
+	}
 	var v []byte
 	var ok bool
 	if e, hit := t.pendingWritten(mk); hit {
@@ -559,7 +584,11 @@ func (t *Tx) Expires() int64 {
 
 // Member returns a collection member's value.
 func (t *Tx) Member(key, sub []byte) ([]byte, bool) {
-	return t.get(memberKey(t.phys(), key, sub))
+	v, ok := t.get(memberKey(t.phys(), key, sub))
+	if t.straddled() {
+		panic(ErrStaleRead)
+	}
+	return v, ok
 }
 
 // SetMember writes a collection member.
@@ -594,6 +623,9 @@ func (t *Tx) Members(key, from, to []byte, reverse bool, fn func(sub, value []by
 		panic(err)
 	}
 	defer it.Close()
+	if t.straddled() { // the iterator reads the state it was opened on
+		panic(ErrStaleRead)
+	}
 	valid := it.First
 	next := it.Next
 	if reverse {

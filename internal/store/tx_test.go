@@ -99,3 +99,66 @@ func TestMetaCacheBound(t *testing.T) {
 		t.Errorf("latest entry: %q, %v", e.value, hit)
 	}
 }
+
+// A live read whose metadata and members straddle a commit panics with
+// ErrStaleRead (its caller reads again on a snapshot): the key may have
+// changed type in between, and members of another type read as its own.
+func TestStaleReadDetected(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{Databases: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := st.Close(); err != nil { // a leaked iterator shows here
+			t.Error(err)
+		}
+	}()
+	key := []byte("k")
+	write := func(typ Type, member string) {
+		t.Helper()
+		tx := st.WriteTx()
+		tx.Delete(key)
+		tx.Put(key, Meta{Type: typ, Body: []byte{1}})
+		tx.SetMember(key, []byte(member), []byte("v"))
+		if err := tx.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := func(read func(tx *Tx)) (stale bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r != ErrStaleRead {
+					panic(r)
+				}
+				stale = true
+			}
+		}()
+		read(nil)
+		return false
+	}
+	write(TypeHash, "field")
+	for _, c := range []struct {
+		name   string
+		commit bool // a commit between the lookup and the member read
+		snap   bool
+	}{{"quiet", false, false}, {"straddled", true, false}, {"snapshot", true, true}} {
+		for _, member := range []func(tx *Tx){
+			func(tx *Tx) { tx.Member(key, []byte("field")) },
+			func(tx *Tx) { tx.Members(key, nil, nil, false, func(_, _ []byte) bool { return true }) },
+			func(tx *Tx) { tx.MemberIter(key, nil, []byte{0xff}).Close() },
+		} {
+			tx := st.ReadTx(0, 0, c.snap)
+			if m, ok := tx.Lookup(key); !ok || m.Type != TypeHash {
+				t.Fatalf("%s: lookup %v %v", c.name, m, ok)
+			}
+			if c.commit {
+				write(TypeHash, "field")
+			}
+			got := stale(func(*Tx) { member(tx) })
+			tx.Close()
+			if want := c.commit && !c.snap; got != want {
+				t.Errorf("%s: stale %v, want %v", c.name, got, want)
+			}
+		}
+	}
+}
