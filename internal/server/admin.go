@@ -924,13 +924,18 @@ func cmdDebug(c *Client, argv [][]byte) {
 
 // countingReader counts the bytes clients send, for INFO's
 // total_net_input_bytes: one atomic add per read call, not per command.
+// It also counts its client's reads that brought data (see confirmRead).
 type countingReader struct {
-	r interface{ Read([]byte) (int, error) }
-	n *atomic.Int64
+	r     interface{ Read([]byte) (int, error) }
+	n     *atomic.Int64
+	reads *atomic.Uint64
 }
 
 func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
+	if n > 0 {
+		c.n.Add(int64(n))
+		c.reads.Add(1)
+	}
 	return n, err
 }

@@ -43,15 +43,16 @@ type Client struct {
 	// wait for them first.
 	pending []*shard.Proposal
 
-	up            *upstream // the connection to the leader this client's commands go to
-	upMulti       bool      // the leader has this client in MULTI
-	upQueued      int       // commands forwarded inside that MULTI
-	upName        *string   // a CLIENT SETNAME queued in it
-	watchLost     bool      // WATCHes made on this node before it stopped leading
-	readonly      bool      // READONLY: reads are served here even on a follower
-	readConfirmed bool      // a ReadIndex covers the reads buffered now
-	upSlots       []upReply // the commands the leader queued in that MULTI, for EXEC's reply (pubsub_cluster.go)
-	draining      bool      // the leader's replies are being relayed
+	up          *upstream        // the connection to the leader this client's commands go to
+	upMulti     bool             // the leader has this client in MULTI
+	upQueued    int              // commands forwarded inside that MULTI
+	upName      *string          // a CLIENT SETNAME queued in it
+	watchLost   bool             // WATCHes made on this node before it stopped leading
+	readonly    bool             // READONLY: reads are served here even on a follower
+	confirmed   readConfirmation // which buffered reads a ReadIndex covers
+	socketReads atomic.Uint64    // reads from the socket that brought data
+	upSlots     []upReply        // the commands the leader queued in that MULTI, for EXEC's reply (pubsub_cluster.go)
+	draining    bool             // the leader's replies are being relayed
 
 	multi     bool
 	multiErr  bool
@@ -69,12 +70,12 @@ func newClient(s *Server, nc net.Conn) *Client {
 		srv:     s,
 		nc:      nc,
 		id:      s.nextID.Add(1),
-		rd:      resp.NewReader(countingReader{nc, &s.Stats.NetInput}),
 		out:     resp.NewWriter(2),
 		proto:   2,
 		authed:  s.config().RequirePass == "",
 		created: time.Now(),
 	}
+	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads}) // needs c
 	c.rd.MaxBulk = s.config().ProtoMaxBulkLen
 	c.rd.Authenticated = c.authed
 	empty := ""
@@ -113,7 +114,7 @@ func (c *Client) serve() {
 			return
 		}
 		if c.rd.Buffered() == 0 || c.out.Len() > flushAt || len(c.pending) >= 1024 {
-			c.readConfirmed = false // what comes next arrives after these replies
+			c.confirmed.reset() // what comes next arrives after these replies
 			c.waitPending()
 			if !c.flush() {
 				return
@@ -387,14 +388,32 @@ func (c *Client) confirmLocal(w *resp.Writer) bool {
 // One confirmation covers every command already buffered. It answers the
 // error and returns false if that fails.
 func (c *Client) confirmRead(cmd *command.Command, w *resp.Writer) bool {
-	if !c.readonly && !c.readConfirmed && !localCommands[cmd.Name] {
+	if c.readonly || localCommands[cmd.Name] {
+		return true
+	}
+	at := c.socketReads.Load()
+	if !c.confirmed.covers(at) {
 		if !c.confirmLocal(w) {
 			return false
 		}
-		c.readConfirmed = true
+		c.confirmed.set(at)
 	}
 	return true
 }
+
+// readConfirmation tracks which buffered commands one ReadIndex covers:
+// those received before it started. The reader counts its reads from the
+// socket; while the count has not moved, every command it hands out was
+// already received. (Buffered bytes alone don't tell: the reader may have
+// refilled its buffer in the middle of a batch.)
+type readConfirmation struct {
+	valid bool
+	at    uint64 // socket reads before the ReadIndex
+}
+
+func (r *readConfirmation) covers(reads uint64) bool { return r.valid && r.at == reads }
+func (r *readConfirmation) set(reads uint64)         { r.valid, r.at = true, reads }
+func (r *readConfirmation) reset()                   { r.valid = false }
 
 // readFirst runs a command's ReadFirst on applied state, like read, with a
 // snapshot only if argv names several keys; it reports whether that
