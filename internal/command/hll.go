@@ -605,7 +605,7 @@ func pfAddRead(c *Ctx) bool {
 	// registers below are read from one state. A few elements read only
 	// the bytes of their registers.
 	var register func(index int) (int, bool)
-	if few := len(elements) <= 4; few && m.StringLen() == hllDenseSize {
+	if len(elements) <= 4 && m.StringLen() == hllDenseSize {
 		hdr := c.Tx.ReadStringRange(key, m, 0, hllHdrSize)
 		if !hllValidHeader(hdr, m.StringLen()) || hdr[4] != hllDense {
 			return false
