@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"strconv"
@@ -554,6 +555,23 @@ func hllStore(c *Ctx, key []byte, m store.Meta, v []byte) {
 	c.Tx.WriteString(key, v, m.ExpireAt)
 }
 
+// hllUpdate stores v over old, the stored value of key (metadata m) it was
+// made from. A dense HLL is a chunked string: only its chunks that changed
+// are rewritten (a PFADD raises a register or two and marks the count
+// stale, a PFCOUNT stores the count), not all 12 KB.
+func hllUpdate(c *Ctx, key []byte, m store.Meta, old, v []byte) {
+	if !m.Chunked || len(old) != len(v) {
+		hllStore(c, key, m, v)
+		return
+	}
+	for off := 0; off < len(v); off += store.ChunkSize {
+		end := min(off+store.ChunkSize, len(v))
+		if !bytes.Equal(old[off:end], v[off:end]) {
+			m = c.Tx.WriteStringRange(key, m, int64(off), v[off:end])
+		}
+	}
+}
+
 func cmdPFAdd(c *Ctx) {
 	key := c.Args[1]
 	m, v, ok, wrong := hllLoad(c, key)
@@ -561,8 +579,11 @@ func cmdPFAdd(c *Ctx) {
 		return
 	}
 	updated := !ok
+	var old []byte // the stored value, if chunked (hllUpdate)
 	if !ok {
 		v = hllNew()
+	} else if m.Chunked {
+		old = bytes.Clone(v)
 	}
 	for _, ele := range c.Args[2:] {
 		var r int
@@ -571,7 +592,7 @@ func cmdPFAdd(c *Ctx) {
 			// Redis edits the value in place: what the elements before
 			// this one changed stays, with the cached count as it was.
 			if updated {
-				hllStore(c, key, m, v)
+				hllUpdate(c, key, m, old, v)
 			}
 			c.W.Error(errHLLInvalid)
 			return
@@ -583,7 +604,7 @@ func cmdPFAdd(c *Ctx) {
 		return
 	}
 	hllInvalidate(v)
-	hllStore(c, key, m, v)
+	hllUpdate(c, key, m, old, v)
 	c.Tx.Notify(store.NotifyString, "pfadd", key)
 	c.W.Int(1)
 }
@@ -689,8 +710,9 @@ func cmdPFCount(c *Ctx) {
 			break
 		}
 		n := hllEstimate(&h)
+		old := bytes.Clone(v)
 		hllSetCache(v, n)
-		hllStore(c, key, m, v)
+		hllUpdate(c, key, m, old, v)
 		c.W.Int(int64(n))
 	}
 }
