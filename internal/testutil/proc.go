@@ -29,17 +29,38 @@ var ReadyTimeout = 10 * time.Second
 // stopTimeout is how long Stop waits after SIGTERM before SIGKILL.
 const stopTimeout = 10 * time.Second
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-// Another process may grab it before we use it; starters retry on that.
+// handedOut holds the ports FreePort returned in this process: a cluster's
+// Raft ports are chosen before its members start, so a free port may be
+// one already promised (it once became a node's client port).
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago and
+// that it has not returned before. Another process may grab it before we
+// use it; starters retry on that.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	// Below Linux's ephemeral range (32768-60999): a port handed out by
 	// ":0" can be taken meanwhile by an outgoing connection's source port,
 	// and a cluster's Raft ports cannot move once its members know them.
-	for range 100 {
-		port := 20000 + rand.IntN(12000)
+	// Test binaries of several packages run at once: each mostly keeps to
+	// its own 2,000 ports, so one rarely takes a port another promised.
+	base := 20000 + os.Getpid()%6*2000
+	for i := range 200 {
+		port := base + rand.IntN(2000)
+		if i >= 100 {
+			port = 20000 + rand.IntN(12000)
+		}
+		if handedOut.ports[port] {
+			continue
+		}
 		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 			l.Close()
+			handedOut.ports[port] = true
 			return port
 		}
 	}
