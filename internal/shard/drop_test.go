@@ -23,7 +23,7 @@ func TestDroppedProposalReplies(t *testing.T) {
 	for id := uint64(1); id <= 3; id++ {
 		p := NewProposal(Record{}, 2)
 		props = append(props, p)
-		tx := st.WriteTxAfter(prev)
+		tx := st.WriteTxAfter(prev, 0)
 		prev = tx
 		s.pending = append(s.pending, &inflight{id: id, tx: tx, done: []*Proposal{p}})
 	}

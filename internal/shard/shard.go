@@ -648,12 +648,20 @@ func (s *Shard) propose(group []*Proposal) {
 	if n := len(s.pending); n > 0 {
 		prev = s.pending[n-1].tx
 	}
-	tx := s.st.WriteTxAfter(prev)
+	size := 0 // what the group's arguments weigh: about what it writes and logs
+	for _, p := range group {
+		for _, argv := range p.Rec.Cmds {
+			for _, a := range argv {
+				size += len(a)
+			}
+		}
+	}
+	tx := s.st.WriteTxAfter(prev, size)
 	touched := s.track(tx)
 	s.nextID++
 	id := s.nextID
-	data := binary.BigEndian.AppendUint64([]byte{entryVersion}, id)
-	var buf []byte
+	data := append(make([]byte, 0, 9+size+size/8), entryVersion) // records add a few bytes per argument
+	data = binary.BigEndian.AppendUint64(data, id)
 	records := 0
 	// apply applies one proposal's record; it reports false if the record
 	// blocked.
@@ -671,9 +679,12 @@ func (s *Shard) propose(group []*Proposal) {
 		// known elements, a SET NX on a taken key or an EXEC whose WATCH
 		// failed leaves nothing for a replica to apply.
 		if tx.Writes() != before || tx.Published() != published {
-			buf = rec.Marshal(buf[:0])
-			data = binary.AppendUvarint(data, uint64(len(buf)))
-			data = append(data, buf...)
+			// Marshalled in place after room for its length, then moved
+			// down to the length's size: a big record is not copied whole.
+			at := len(data)
+			data = rec.Marshal(append(data, make([]byte, binary.MaxVarintLen64)...))
+			n := binary.PutUvarint(data[at:], uint64(len(data)-at-binary.MaxVarintLen64))
+			data = append(data[:at+n], data[at+binary.MaxVarintLen64:]...)
 			records++
 		}
 		return !(rec.Block && rec.BlockedOn != nil)
@@ -834,7 +845,7 @@ func (s *Shard) applyEntries(ents []raftpb.Entry) {
 		// the batch we proposed it from is stale and is redone from the log).
 		s.drop(ErrUnknownOutcome)
 		if tx == nil {
-			tx = s.st.WriteTx()
+			tx = s.st.WriteTxAfter(nil, len(e.Data)) // about what the entry writes
 			touched = s.track(tx)
 		}
 		if err := s.applyEntry(tx, e); err != nil {

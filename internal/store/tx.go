@@ -113,21 +113,35 @@ func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
 }
 
 // WriteTx starts the batch of one group, on committed state.
-func (s *Store) WriteTx() *Tx { return s.WriteTxAfter(nil) }
+func (s *Store) WriteTx() *Tx { return s.WriteTxAfter(nil, 0) }
+
+// bigWrite is the size hint from which a write Tx's batches are allocated
+// at that size up front: a batch grows by doubling, which for a value of
+// hundreds of MB leaves as much again in garbage, twice (batch and view).
+const bigWrite = 1 << 20
 
 // WriteTxAfter starts the batch of one group that sees the writes of prev
 // (and of prev's predecessors) as if they were committed. prev must commit
 // before the new Tx, or be dropped with it. nil or a finished prev starts
-// a new chain.
-func (s *Store) WriteTxAfter(prev *Tx) *Tx {
+// a new chain. size is about how many bytes the group will write (its
+// records' size will do).
+func (s *Store) WriteTxAfter(prev *Tx, size int) *Tx {
 	n := len(s.counts)
-	t := &Tx{st: s, b: s.pdb.NewBatch(), countDelta: make([]int64, n), expiresDelta: make([]int64, n),
+	b := s.pdb.NewBatch()
+	if size >= bigWrite {
+		b = s.pdb.NewBatchWithSize(size)
+	}
+	t := &Tx{st: s, b: b, countDelta: make([]int64, n), expiresDelta: make([]int64, n),
 		written: map[string]cacheEntry{}, notify: NotifyFlags(s.notify.Load())}
 	if prev != nil && !prev.committed && prev.b != nil {
 		t.prev, t.chain = prev, prev.chain
 		t.dbMap = append([]int(nil), prev.dbMap...)
 	} else {
-		t.chain = &chain{view: s.pdb.NewIndexedBatch()}
+		view := s.pdb.NewIndexedBatch()
+		if size >= bigWrite {
+			view = s.pdb.NewIndexedBatchWithSize(size)
+		}
+		t.chain = &chain{view: view}
 		t.dbMap = append([]int(nil), *s.dbMap.Load()...) // Swap edits the copy
 	}
 	t.chain.open++
