@@ -171,10 +171,15 @@ func hllSetCache(v []byte, n uint64) {
 // leaves unchanged) the string's terminating zero after it, hence the
 // bounds checks.
 func denseGet(regs []byte, i int) int {
-	b, fb := i*hllBits/8, uint(i*hllBits&7)
-	v := uint(regs[b]) >> fb
-	if b+1 < len(regs) {
-		v |= uint(regs[b+1]) << (8 - fb)
+	return registerAt(regs[i*hllBits/8:], i*hllBits&7)
+}
+
+// registerAt reads the register starting at bit shift of p[0], from p's
+// first one or two bytes.
+func registerAt(p []byte, shift int) int {
+	v := uint(p[0]) >> uint(shift)
+	if len(p) > 1 {
+		v |= uint(p[1]) << (8 - uint(shift))
 	}
 	return int(v & hllRegMax)
 }
@@ -632,15 +637,9 @@ func pfAddRead(c *Ctx) bool {
 			return false
 		}
 		register = func(index int) (int, bool) {
-			// The one or two bytes holding it, as denseGet reads them.
 			bit := index * hllBits
 			at := int64(hllHdrSize + bit/8)
-			regs := c.Tx.ReadStringRange(key, m, at, at+2)
-			v := uint(regs[0]) >> uint(bit&7)
-			if len(regs) > 1 {
-				v |= uint(regs[1]) << (8 - uint(bit&7))
-			}
-			return int(v & hllRegMax), true
+			return registerAt(c.Tx.ReadStringRange(key, m, at, at+2), bit&7), true
 		}
 	} else {
 		v := c.Tx.ReadString(key, m)

@@ -55,6 +55,12 @@ func setWorkload(r *rand.Rand, n int) []*shard.Record {
 		}
 		return setArgv(a)
 	}
+	return randomRecords(r, n, one)
+}
+
+// randomRecords makes n records of commands from one, a fifth of them
+// EXECs of one to three commands.
+func randomRecords(r *rand.Rand, n int, one func() [][]byte) []*shard.Record {
 	var recs []*shard.Record
 	for i := range n {
 		rec := &shard.Record{Index: uint64(i + 1), Kind: shard.KindCommand, Time: 1e12, Seed: r.Uint64()}

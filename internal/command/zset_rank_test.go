@@ -80,20 +80,7 @@ func zrankWorkload(r *rand.Rand, n, members int) []*shard.Record {
 		}
 		return setArgv(a)
 	}
-	var recs []*shard.Record
-	for i := range n {
-		rec := &shard.Record{Index: uint64(i + 1), Kind: shard.KindCommand, Time: 1e12, Seed: r.Uint64()}
-		if r.IntN(5) == 0 {
-			rec.Kind = shard.KindExec
-			for range 1 + r.IntN(3) {
-				rec.Cmds = append(rec.Cmds, one())
-			}
-		} else {
-			rec.Cmds = [][][]byte{one()}
-		}
-		recs = append(recs, rec)
-	}
-	return recs
+	return randomRecords(r, n, one)
 }
 
 // zrankRead runs a command on a read view of st and returns its reply.

@@ -221,30 +221,7 @@ func TestReplayDeterminism(t *testing.T) {
 	}
 	t.Logf("records by kind: %v", kinds)
 
-	replayed, err := store.Open(t.TempDir(), store.Options{Databases: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer replayed.Close()
-	if err := shard.Replay(replayed, command.Apply, recs); err != nil {
-		t.Fatal(err)
-	}
-	a, err := st.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := replayed.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a != b {
-		for i, d := range diffStores(st, replayed) {
-			if i < 20 {
-				t.Log(d)
-			}
-		}
-		t.Fatalf("replayed store differs: digest %x, live store %x", b, a)
-	}
+	checkReplay(t, st, recs)
 	// Applied again one by one, each record gives the reply its client got
 	// (a record's seed identifies it).
 	replies := make(map[uint64][]byte, len(props))
@@ -339,6 +316,36 @@ func dumpStore(st *store.Store) map[string]string {
 	}
 	it.Close()
 	return out
+}
+
+// checkReplay applies recs to an empty store and fails t unless it ends
+// equal to st (by digest), logging the first entries that differ.
+func checkReplay(t *testing.T, st *store.Store, recs []*shard.Record) {
+	t.Helper()
+	replayed, err := store.Open(t.TempDir(), store.Options{Databases: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replayed.Close()
+	if err := shard.Replay(replayed, command.Apply, recs); err != nil {
+		t.Fatal(err)
+	}
+	a, err := st.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := replayed.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		for i, d := range diffStores(st, replayed) {
+			if i < 20 {
+				t.Log(d)
+			}
+		}
+		t.Fatalf("replayed store differs: digest %x, live store %x", b, a)
+	}
 }
 
 // diffStores lists the entries where a live and a replayed store differ,

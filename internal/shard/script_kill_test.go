@@ -8,7 +8,6 @@ import (
 
 	"basalt/internal/command"
 	"basalt/internal/shard"
-	"basalt/internal/store"
 )
 
 // runaway is a script that would run for minutes; the tests kill it.
@@ -92,19 +91,7 @@ func TestScriptKillNotLogged(t *testing.T) {
 	if len(recs) != 2 { // the EXEC and SET d
 		t.Errorf("%d records logged, want 2", len(recs))
 	}
-	replayed, err := store.Open(t.TempDir(), store.Options{Databases: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer replayed.Close()
-	if err := shard.Replay(replayed, command.Apply, recs); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := st.Digest()
-	b, _ := replayed.Digest()
-	if a != b {
-		t.Fatal("the replayed store differs")
-	}
+	checkReplay(t, st, recs)
 	if n := liveKeys(st); n != 3 { // a, b and d; never c
 		t.Fatalf("%d keys, want 3", n)
 	}

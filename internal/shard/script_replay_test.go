@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"basalt/internal/command"
 	"basalt/internal/shard"
-	"basalt/internal/store"
 )
 
 // TestScriptReplay runs scripts that use math.random, TIME, SPOP and
@@ -52,24 +50,7 @@ return redis.call('SCARD', KEYS[2])`
 	if err != nil {
 		t.Fatal(err)
 	}
-	replayed, err := store.Open(t.TempDir(), store.Options{Databases: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer replayed.Close()
-	if err := shard.Replay(replayed, command.Apply, recs); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := st.Digest()
-	b, _ := replayed.Digest()
-	if a != b {
-		for i, d := range diffStores(st, replayed) {
-			if i < 10 {
-				t.Log(d)
-			}
-		}
-		t.Fatalf("replayed store differs")
-	}
+	checkReplay(t, st, recs)
 	if liveKeys(st) == 0 {
 		t.Fatal("the scripts left no keys")
 	}

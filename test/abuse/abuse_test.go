@@ -107,10 +107,10 @@ func runtimeStats(t *testing.T, pprofAddr string) (heap, goroutines int64) {
 	return heap, goroutines
 }
 
-// waitClients waits until only n clients are connected.
-func waitClients(t *testing.T, c *testutil.Conn, n int) {
+// waitClients waits until INFO clients shows field at value (within 10 s).
+func waitClients(t *testing.T, c *testutil.Conn, field string, value int) {
 	t.Helper()
-	want := "connected_clients:" + strconv.Itoa(n) + "\r\n"
+	want := field + ":" + strconv.Itoa(value) + "\r\n"
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		info := c.Do("INFO", "clients").Str
@@ -118,9 +118,9 @@ func waitClients(t *testing.T, c *testutil.Conn, n int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("clients still connected after the abuse:\n%s", info)
+			t.Fatalf("want %s:%d in INFO clients:\n%s", field, value, info)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -141,7 +141,7 @@ func TestAbuseLeavesNoTrace(t *testing.T) {
 		if r := c.Do("PING"); r.Str != "PONG" {
 			t.Fatalf("round %d: PING answered %v", round, r)
 		}
-		waitClients(t, c, 1)
+		waitClients(t, c, "connected_clients", 1)
 		h, g := runtimeStats(t, pprofAddr)
 		heaps, goroutines = append(heaps, h), append(goroutines, g)
 	}
@@ -194,35 +194,17 @@ func peakRSS(t *testing.T, pid int) int64 {
 func TestBlockedClientsCount(t *testing.T) {
 	b := testutil.StartBasalt(t, "")
 	c := testutil.Dial(t, b.Addr)
-	blocked := func() string {
-		info := c.Do("INFO", "clients").Str
-		m := regexp.MustCompile(`blocked_clients:(\d+)`).FindStringSubmatch(info)
-		if m == nil {
-			t.Fatalf("no blocked_clients in %q", info)
-		}
-		return m[1]
-	}
-	waitFor := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for blocked() != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("blocked_clients = %s, want %s", blocked(), want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	waitFor("0")
+	waitClients(t, c, "blocked_clients", 0)
 	served := testutil.Dial(t, b.Addr)
 	served.Send(testutil.Command("BLPOP", "q", "0"))
 	gone := testutil.Dial(t, b.Addr)
 	gone.Send(testutil.Command("BZPOPMIN", "z", "0"))
-	waitFor("2")
+	waitClients(t, c, "blocked_clients", 2)
 	c.Do("RPUSH", "q", "x")
 	if r := served.Read(); len(r.Elems) != 2 || r.Elems[1].Str != "x" {
 		t.Fatalf("BLPOP answered %v", r)
 	}
-	waitFor("1")
+	waitClients(t, c, "blocked_clients", 1)
 	gone.Close()
-	waitFor("0")
+	waitClients(t, c, "blocked_clients", 0)
 }
