@@ -22,28 +22,34 @@ type metaCache struct {
 const (
 	cacheShards     = 64
 	cacheValueLimit = metaHeader + InlineMax // an inline string; larger entries are left to the block cache
-	cacheEntryCost  = 64                     // map and slice headers, beyond key and value bytes
+	cacheEntryCost  = 96                     // map slot, entry and slice headers, beyond key and value bytes
 )
 
 type cacheShard struct {
 	mu      sync.Mutex
-	m       map[string]cacheEntry
+	m       map[string]*cacheEntry
 	version uint64
 	bytes   int64 // what the entries cost, roughly
 	limit   int64
 }
 
+// A cacheEntry stays the map's entry for its key until it is removed
+// (dead), and is updated in place: the apply loop, which saw it when its
+// write Tx read the key, commits the new value into it without searching
+// the map again (set). Its fields are read and written under the shard's
+// lock; get hands out copies.
 type cacheEntry struct {
 	value []byte // the stored metadata value
 	found bool   // false: the key does not exist
 	memo  any    // what a read derived from the key's value (memo.go), or nil
+	dead  bool   // no longer in the map
 }
 
 // newMetaCache returns a cache that holds about size bytes (0: nothing).
 func newMetaCache(size int64) *metaCache {
 	c := &metaCache{seed: maphash.MakeSeed()}
 	for i := range c.shards {
-		c.shards[i].m = map[string]cacheEntry{}
+		c.shards[i].m = map[string]*cacheEntry{}
 		c.shards[i].limit = size / cacheShards
 	}
 	return c
@@ -53,15 +59,17 @@ func (c *metaCache) shard(mk []byte) *cacheShard {
 	return &c.shards[maphash.Bytes(c.seed, mk)%cacheShards]
 }
 
-// get returns the cached entry for a metadata key and its shard's version
-// (for fill after a miss).
-func (c *metaCache) get(mk []byte) (e cacheEntry, hit bool, version uint64) {
+// get returns a copy of the cached entry for a metadata key, the entry
+// itself (for set) and its shard's version (for fill after a miss).
+func (c *metaCache) get(mk []byte) (e cacheEntry, ref *cacheEntry, version uint64) {
 	s := c.shard(mk)
 	s.mu.Lock()
-	e, hit = s.m[string(mk)]
+	if ref = s.m[string(mk)]; ref != nil {
+		e = *ref
+	}
 	version = s.version
 	s.mu.Unlock()
-	return e, hit, version
+	return e, ref, version
 }
 
 // fill caches what a reader found in Pebble if nothing changed since it
@@ -73,47 +81,51 @@ func (c *metaCache) fill(mk, value []byte, found bool, version uint64) {
 	s := c.shard(mk)
 	s.mu.Lock()
 	if s.version == version {
-		s.put(mk, value, found)
+		s.put(mk, s.m[string(mk)], value, found)
 	}
 	s.mu.Unlock()
 }
 
 // remember keeps memo with mk's entry if that is still the entry seen (by
-// identity: put stores a new copy each time, and seen, kept by the caller,
-// keeps its bytes from being reused).
+// identity: an update stores a new copy of the value each time, and seen,
+// kept by the caller, keeps its bytes from being reused).
 func (c *metaCache) remember(mk []byte, memo any, seen []byte) {
 	s := c.shard(mk)
 	s.mu.Lock()
-	if e, ok := s.m[string(mk)]; ok && len(e.value) > 0 && &e.value[0] == &seen[0] {
+	if e := s.m[string(mk)]; e != nil && len(e.value) > 0 && &e.value[0] == &seen[0] {
 		e.memo = memo
-		s.m[string(mk)] = e
 	}
 	s.mu.Unlock()
 }
 
-// set records a committed write (found false: a deletion).
-func (c *metaCache) set(mk, value []byte, found bool) {
+// set records a committed write (found false: a deletion). ref is mk's
+// entry as the writer saw it, or nil: if it is still in the map, it is
+// updated without a search.
+func (c *metaCache) set(mk, value []byte, found bool, ref *cacheEntry) {
 	s := c.shard(mk)
 	s.mu.Lock()
 	s.version++
+	if ref == nil || ref.dead {
+		ref = s.m[string(mk)]
+	}
 	if len(value) > cacheValueLimit {
-		if old, ok := s.m[string(mk)]; ok {
-			s.bytes -= entryCost(mk, old.value)
-			delete(s.m, string(mk))
+		if ref != nil {
+			s.remove(string(mk), ref)
 		}
 	} else {
-		s.put(mk, value, found)
+		s.put(mk, ref, value, found)
 	}
 	s.mu.Unlock()
 }
 
-func (s *cacheShard) put(mk, value []byte, found bool) {
+// put stores value as mk's entry; old is that entry or nil.
+func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
 	cost := entryCost(mk, value)
-	if old, ok := s.m[string(mk)]; ok {
-		// Replaced, not deleted and added again: one map search. The old
-		// value's bytes stay as they are: a reader may be copying them.
+	if old != nil {
+		// The old value's bytes stay as they are: a reader may be copying
+		// them.
 		s.bytes += cost - entryCost(mk, old.value)
-		s.m[string(mk)] = cacheEntry{value: append([]byte(nil), value...), found: found}
+		old.value, old.found, old.memo = append([]byte(nil), value...), found, nil
 		return
 	}
 	if s.bytes+cost > s.limit {
@@ -123,15 +135,20 @@ func (s *cacheShard) put(mk, value []byte, found bool) {
 			if s.bytes+cost <= s.limit {
 				break
 			}
-			s.bytes -= entryCost([]byte(k), e.value)
-			delete(s.m, k)
+			s.remove(k, e)
 		}
 	}
 	if s.bytes+cost > s.limit {
 		return
 	}
-	s.m[string(mk)] = cacheEntry{value: append([]byte(nil), value...), found: found}
+	s.m[string(mk)] = &cacheEntry{value: append([]byte(nil), value...), found: found}
 	s.bytes += cost
+}
+
+func (s *cacheShard) remove(k string, e *cacheEntry) {
+	s.bytes -= entryCost([]byte(k), e.value)
+	e.dead = true
+	delete(s.m, k)
 }
 
 func entryCost(mk, value []byte) int64 { return int64(len(mk) + len(value) + cacheEntryCost) }
@@ -142,6 +159,9 @@ func (c *metaCache) clear() {
 		s := &c.shards[i]
 		s.mu.Lock()
 		s.version++
+		for _, e := range s.m {
+			e.dead = true
+		}
 		clear(s.m)
 		s.bytes = 0
 		s.mu.Unlock()

@@ -27,8 +27,8 @@ func (t *Tx) Memo(key []byte) (memo any, found bool, tok MemoToken) {
 		return nil, false, MemoToken{}
 	}
 	t.scratch = MetaKey(t.scratch[:0], t.phys(), key)
-	e, hit, _ := t.st.cache.get(t.scratch)
-	if !hit || !e.found {
+	e, ref, _ := t.st.cache.get(t.scratch)
+	if ref == nil || !e.found {
 		return nil, false, MemoToken{}
 	}
 	if e.memo != nil {

@@ -54,7 +54,7 @@ type Tx struct {
 	// written holds the metadata entries this batch wrote, by Pebble key;
 	// they go to the store's cache once committed. flushed says a range
 	// deletion (FLUSHDB) made the cache stale for this batch.
-	written map[string]cacheEntry
+	written map[string]pendingMeta
 	flushed bool
 
 	writes int // changes made so far (see Writes)
@@ -132,7 +132,7 @@ func (s *Store) WriteTxAfter(prev *Tx, size int) *Tx {
 		b = s.pdb.NewBatchWithSize(size)
 	}
 	t := &Tx{st: s, b: b, countDelta: make([]int64, n), expiresDelta: make([]int64, n),
-		written: map[string]cacheEntry{}, notify: NotifyFlags(s.notify.Load())}
+		written: map[string]pendingMeta{}, notify: NotifyFlags(s.notify.Load())}
 	if prev != nil && !prev.committed && prev.b != nil {
 		t.prev, t.chain = prev, prev.chain
 		t.dbMap = append([]int(nil), prev.dbMap...)
@@ -182,6 +182,16 @@ type lastMeta struct {
 	m     Meta
 	found bool
 	valid bool
+	ref   *cacheEntry // the cache entry it came from, or nil
+}
+
+// pendingMeta is a metadata entry a write Tx wrote, for the cache once
+// committed: ref is the key's cache entry the Tx read, updated in place
+// if it is still cached.
+type pendingMeta struct {
+	value []byte
+	found bool
+	ref   *cacheEntry
 }
 
 // set and del write to the Tx's own batch and to its chain's view.
@@ -220,16 +230,16 @@ func (t *Tx) delRange(lo, hi []byte) {
 
 // pendingWritten finds mk among the metadata written by this Tx and its
 // uncommitted predecessors.
-func (t *Tx) pendingWritten(mk []byte) (cacheEntry, bool) {
+func (t *Tx) pendingWritten(mk []byte) (pendingMeta, bool) {
 	for x := t; x != nil && !x.committed; x = x.prev {
 		if e, hit := x.written[string(mk)]; hit {
 			return e, true
 		}
 		if x.flushed {
-			return cacheEntry{}, false
+			return pendingMeta{}, false
 		}
 	}
-	return cacheEntry{}, false
+	return pendingMeta{}, false
 }
 
 // cacheStale reports whether an uncommitted FLUSHDB in the chain makes
@@ -319,7 +329,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 		t.st.cache.clear()
 	}
 	for mk, e := range t.written {
-		t.st.cache.set([]byte(mk), e.value, e.found)
+		t.st.cache.set([]byte(mk), e.value, e.found, e.ref)
 	}
 	t.st.commits.Add(1) // even: the cache agrees with Pebble again
 	t.b = nil
@@ -375,9 +385,9 @@ func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 		m.Body = append([]byte(nil), m.Body...) // callers may edit the body
 		return m, t.last.found
 	}
-	m, ok := t.readMeta(mk)
+	m, ok, ref := t.readMeta(mk)
 	if t.b != nil {
-		t.last = lastMeta{mk: append(t.last.mk[:0], mk...), m: m, found: ok, valid: true}
+		t.last = lastMeta{mk: append(t.last.mk[:0], mk...), m: m, found: ok, valid: true, ref: ref}
 		t.last.m.Body = append([]byte(nil), m.Body...)
 	}
 	return m, ok
@@ -401,19 +411,21 @@ func (t *Tx) straddled() bool {
 }
 
 // readMeta looks metadata key mk up in this batch's writes, then the
-// cache, then Pebble.
-func (t *Tx) readMeta(mk []byte) (Meta, bool) {
+// cache, then Pebble. ref is mk's cache entry, if a write Tx found one.
+func (t *Tx) readMeta(mk []byte) (m Meta, ok bool, ref *cacheEntry) {
 	if t.b == nil && t.snap == nil && !t.metaRead {
 		t.commitsSeen, t.metaRead = t.st.commits.Load(), true
 	}
 	var v []byte
-	var ok bool
 	if e, hit := t.pendingWritten(mk); hit {
-		v, ok = append([]byte(nil), e.value...), e.found // callers may edit the body
+		v, ok, ref = append([]byte(nil), e.value...), e.found, e.ref // callers may edit the body
 	} else if t.snap != nil || t.b != nil && t.cacheStale() {
 		v, ok = t.get(mk)
-	} else if e, hit, version := t.st.cache.get(mk); hit {
+	} else if e, cached, version := t.st.cache.get(mk); cached != nil {
 		v, ok = e.value, e.found
+		if t.b != nil {
+			ref = cached
+		}
 		if !t.shared || t.b != nil {
 			v = append([]byte(nil), v...)
 		}
@@ -422,13 +434,13 @@ func (t *Tx) readMeta(mk []byte) (Meta, bool) {
 		t.st.cache.fill(mk, v, ok, version)
 	}
 	if !ok {
-		return Meta{}, false
+		return Meta{}, false, ref
 	}
 	m, err := decodeMeta(v)
 	if err != nil {
 		panic(err)
 	}
-	return m, true
+	return m, true, ref
 }
 
 // Lookup returns a live key's metadata. An expired key does not exist; in
@@ -507,6 +519,7 @@ func (t *Tx) PutQuiet(key []byte, m Meta) {
 	t.mustWrite()
 	phys := t.phys()
 	old, existed := t.rawMeta(key)
+	ref := t.last.ref
 	t.noteCreated(key, existed, existed && old.Expired(t.Now))
 	if existed {
 		if old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt {
@@ -530,7 +543,7 @@ func (t *Tx) PutQuiet(key []byte, m Meta) {
 	mk := MetaKey(nil, phys, key)
 	enc := m.encode(make([]byte, 0, metaHeader+len(m.Body)))
 	t.set(mk, enc)
-	t.written[string(mk)] = cacheEntry{value: enc, found: true}
+	t.written[string(mk)] = pendingMeta{value: enc, found: true, ref: ref}
 }
 
 // Delete removes a live key and its members; it reports whether there was one.
@@ -550,8 +563,12 @@ func (t *Tx) remove(key []byte, m Meta) {
 	}
 	phys := t.phys()
 	mk := MetaKey(nil, phys, key)
+	var ref *cacheEntry
+	if t.last.valid && bytes.Equal(t.last.mk, mk) {
+		ref = t.last.ref
+	}
 	t.del(mk)
-	t.written[string(mk)] = cacheEntry{}
+	t.written[string(mk)] = pendingMeta{ref: ref}
 	if m.ExpireAt != 0 {
 		t.del(expiryKey(nil, phys, m.ExpireAt, key))
 		t.expiresDelta[phys]--

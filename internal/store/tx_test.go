@@ -72,12 +72,37 @@ func TestCounts(t *testing.T) {
 	check(st, 0, 0)
 }
 
+// A write that commits through the cache entry it read updates the key
+// even when that entry was evicted and the key cached again meanwhile.
+func TestMetaCacheStaleRef(t *testing.T) {
+	c := newMetaCache(cacheShards * 200)
+	key := []byte("k")
+	c.set(key, []byte("old"), true, nil)
+	_, ref, _ := c.get(key)
+	c.set(key, []byte("v1"), true, ref)
+	if e, again, _ := c.get(key); again != ref || string(e.value) != "v1" {
+		t.Fatalf("in place: %q, same entry %v", e.value, again == ref)
+	}
+	for i := 0; !ref.dead; i++ {
+		if i == 100000 {
+			t.Fatal("the entry was never evicted")
+		}
+		c.set(fmt.Appendf(nil, "other%d", i), []byte("0123456789"), true, nil)
+	}
+	_, _, version := c.get(key)
+	c.fill(key, []byte("v1"), true, version) // a reader caches the key again
+	c.set(key, []byte("v2"), true, ref)
+	if e, _, _ := c.get(key); string(e.value) != "v2" {
+		t.Fatalf("after a write through an evicted entry the cache holds %q", e.value)
+	}
+}
+
 // The metadata cache stays within its size, replacing entries in place.
 func TestMetaCacheBound(t *testing.T) {
 	c := newMetaCache(cacheShards * 1000)
 	for i := range 100000 {
-		c.set(fmt.Appendf(nil, "key%d", i), []byte("0123456789"), true)
-		c.set(fmt.Appendf(nil, "key%d", i/2), []byte("01234567890123456789"), true)
+		c.set(fmt.Appendf(nil, "key%d", i), []byte("0123456789"), true, nil)
+		c.set(fmt.Appendf(nil, "key%d", i/2), []byte("01234567890123456789"), true, nil)
 	}
 	var n int
 	for i := range c.shards {
@@ -94,9 +119,9 @@ func TestMetaCacheBound(t *testing.T) {
 	if n == 0 {
 		t.Fatal("the cache holds nothing")
 	}
-	c.set([]byte("last"), []byte("v"), true)
-	if e, hit, _ := c.get([]byte("last")); !hit || string(e.value) != "v" {
-		t.Errorf("latest entry: %q, %v", e.value, hit)
+	c.set([]byte("last"), []byte("v"), true, nil)
+	if e, ref, _ := c.get([]byte("last")); ref == nil || string(e.value) != "v" {
+		t.Errorf("latest entry: %q, %v", e.value, ref != nil)
 	}
 }
 
