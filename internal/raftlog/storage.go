@@ -100,6 +100,7 @@ type Storage struct {
 	cs    raftpb.ConfState
 	snap  raftpb.Snapshot
 	peers map[uint64]string
+	sizes sizes // of the entries in the log
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -169,6 +170,8 @@ func (s *Storage) load() error {
 		return err
 	}
 	ls := logState{offset: offset, last: offset, runs: []termRun{{offset, offTerm}}}
+	s.sizes.reset(offset + 1)
+	var total uint64
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: entryKey(offset + 1), UpperBound: []byte{entryPrefix + 1}})
 	if err != nil {
 		return err
@@ -187,6 +190,8 @@ func (s *Storage) load() error {
 			return fmt.Errorf("raftlog: log has a gap: entry %d follows %d", e.Index, ls.last)
 		}
 		ls.push(e.Index, e.Term)
+		total += uint64(len(v))
+		s.sizes.totals = append(s.sizes.totals, total)
 	}
 	if err := it.Error(); err != nil {
 		return err
@@ -487,6 +492,10 @@ func (s *Storage) save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.
 		return nil
 	}
 	return s.write(b, sync, func() {
+		if !raft.IsEmptySnap(snap) {
+			s.sizes.reset(ls.offset + 1) // the snapshot emptied the log
+		}
+		s.sizes.append(ents)
 		s.log, s.cs, s.snap = ls, cs, newSnap
 		if !raft.IsEmptyHardState(hs) {
 			s.hs = hs
@@ -535,7 +544,10 @@ func (s *Storage) ApplySnapshot(snap raftpb.Snapshot) error {
 		b.Close()
 		return err
 	}
-	return s.write(b, true, func() { s.log, s.cs, s.snap = ls, snap.Metadata.ConfState, snap })
+	return s.write(b, true, func() {
+		s.log, s.cs, s.snap = ls, snap.Metadata.ConfState, snap
+		s.sizes.reset(ls.offset + 1)
+	})
 }
 
 // CreateSnapshot records a snapshot of the applied state at index i (whose
@@ -599,7 +611,23 @@ func (s *Storage) Compact(i uint64) error {
 	runs := append([]termRun{{i, t}}, ls.runs[k:]...)
 	ls.offset, ls.runs = i, runs
 	// Losing a compaction in a crash is harmless: the entries come back.
-	return s.write(b, false, func() { s.log = ls })
+	return s.write(b, false, func() {
+		s.log = ls
+		s.sizes.compact(i)
+	})
+}
+
+// RetainFrom is where to compact the log to keep at most keep bytes of
+// entries up to last (an applied index): the lowest index whose following
+// entries fit. It is FirstIndex()-1 if they all do.
+func (s *Storage) RetainFrom(last, keep uint64) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last = min(last, s.log.last)
+	if last < s.sizes.first {
+		return s.log.offset
+	}
+	return s.sizes.retainFrom(last, keep)
 }
 
 // Bootstrap initialises an empty log for a new group whose voters are

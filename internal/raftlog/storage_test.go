@@ -79,6 +79,19 @@ func compare(t *testing.T, rng *rand.Rand, s *Storage, m *raft.MemoryStorage) {
 			t.Fatalf("Term(%d) = %d, %v; want %d, %v", i, term, err, mterm, merr)
 		}
 	}
+	// RetainFrom against the sizes of the model's entries.
+	if last >= first {
+		all, _ := m.Entries(first, last+1, math.MaxUint64)
+		for _, keep := range []uint64{0, 40, 150, rng.Uint64N(400), math.MaxUint64} {
+			want := last
+			for held := uint64(0); want >= first && held+uint64(all[want-first].Size()) <= keep; want-- {
+				held += uint64(all[want-first].Size())
+			}
+			if got := s.RetainFrom(last, keep); got != want {
+				t.Fatalf("RetainFrom(%d, %d) = %d, want %d", last, keep, got, want)
+			}
+		}
+	}
 	sizes := []uint64{0, 1, 30, 100, 300, math.MaxUint64}
 	for range 6 {
 		lo := first - 1 + rng.Uint64N(last-first+3)

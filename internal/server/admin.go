@@ -404,7 +404,7 @@ var configHelp = []string{
 // basalt shows because tools ask for them (redis-benchmark reads save and
 // appendonly).
 var (
-	immutableConfig = map[string]bool{"bind": true, "port": true, "dir": true, "databases": true, "log-retain": true, "cache-size": true, "meta-cache-size": true}
+	immutableConfig = map[string]bool{"bind": true, "port": true, "dir": true, "databases": true, "log-retain": true, "log-retain-bytes": true, "cache-size": true, "meta-cache-size": true}
 	fixedConfig     = map[string]string{"appendonly": "yes", "save": "", "maxmemory": "0", "maxmemory-policy": "noeviction"}
 )
 

@@ -25,7 +25,8 @@ type Config struct {
 	MaxClients      int
 	ProtoMaxBulkLen int64
 	GoMaxProcs      int
-	LogRetain       int64  // records the log keeps after applying them (0: all)
+	LogRetain       int64  // Raft log entries kept after they are applied (0: no limit)
+	LogRetainBytes  int64  // and at most this many bytes of them (0: no limit)
 	LuaTimeLimit    int64  // ms a script runs before other clients get BUSY
 	CacheSize       int64  // Pebble block cache, bytes
 	MetaCacheSize   int64  // in-memory metadata cache, bytes (0: off)
@@ -63,6 +64,7 @@ func DefaultConfig() Config {
 		MaxClients:      10000,
 		ProtoMaxBulkLen: resp.DefaultMaxBulk,
 		LogRetain:       100000,
+		LogRetainBytes:  256 << 20,
 		LuaTimeLimit:    5000,
 		CacheSize:       store.DefaultCacheSize,
 		MetaCacheSize:   store.DefaultMetaCacheSize,
@@ -144,6 +146,12 @@ func (c *Config) Set(name, value string) error {
 			return fmt.Errorf("argument must be a non-negative integer")
 		}
 		c.LogRetain = n
+	case "log-retain-bytes":
+		n, err := parseMemory(value)
+		if err != nil || n < 0 {
+			return fmt.Errorf("argument must be a memory value")
+		}
+		c.LogRetainBytes = n
 	case "client-output-buffer-limit":
 		return c.setOutputLimits(value)
 	case "busy-reply-threshold", "lua-time-limit":
@@ -191,6 +199,8 @@ func (c *Config) Get(name string) (string, bool) {
 		return strconv.Itoa(c.GoMaxProcs), true
 	case "log-retain":
 		return strconv.FormatInt(c.LogRetain, 10), true
+	case "log-retain-bytes":
+		return strconv.FormatInt(c.LogRetainBytes, 10), true
 	case "busy-reply-threshold", "lua-time-limit":
 		return strconv.FormatInt(c.LuaTimeLimit, 10), true
 	case "cache-size":
@@ -253,7 +263,7 @@ func FormatCluster(m map[uint64]string) string {
 
 // ConfigNames lists the settings in the order CONFIG GET * returns them.
 var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
-	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "cache-size", "meta-cache-size",
+	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "log-retain-bytes", "cache-size", "meta-cache-size",
 	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit",
 	"busy-reply-threshold", "lua-time-limit", "notify-keyspace-events"}
 

@@ -94,14 +94,15 @@ func New(cfg Config) (*Server, error) {
 // shardConfig is the shard's part of the configuration.
 func shardConfig(cfg Config) shard.Config {
 	sc := shard.Config{
-		ID:        max(cfg.NodeID, 1),
-		RaftAddr:  cfg.RaftAddr,
-		Join:      cfg.Join,
-		Advertise: net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port)),
-		RaftDir:   filepath.Join(cfg.Dir, "raft"),
-		Fsync:     cfg.AppendFsync,
-		LogRetain: uint64(cfg.LogRetain),
-		Peers:     map[uint64]string{},
+		ID:             max(cfg.NodeID, 1),
+		RaftAddr:       cfg.RaftAddr,
+		Join:           cfg.Join,
+		Advertise:      net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port)),
+		RaftDir:        filepath.Join(cfg.Dir, "raft"),
+		Fsync:          cfg.AppendFsync,
+		LogRetain:      uint64(cfg.LogRetain),
+		LogRetainBytes: uint64(cfg.LogRetainBytes),
+		Peers:          map[uint64]string{},
 	}
 	for id, addr := range cfg.InitialCluster {
 		if id != sc.ID {

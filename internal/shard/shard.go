@@ -113,9 +113,11 @@ type Config struct {
 	Advertise string
 	RaftDir   string // the Raft log's directory
 	Fsync     Fsync
-	// LogRetain is how many applied entries the log keeps (0: all); a
+	// LogRetain is how many applied entries the log keeps (0: no limit),
+	// and LogRetainBytes how many bytes of them at most (0: no limit); a
 	// follower further behind catches up from a snapshot.
-	LogRetain uint64
+	LogRetain      uint64
+	LogRetainBytes uint64
 	// TickInterval is Raft's tick (default 50ms); a leader sends heartbeats
 	// every two ticks, and a follower that hears none for ElectionTicks
 	// (default 20: one to two seconds with the randomisation) starts an
@@ -941,18 +943,25 @@ func (s *Shard) storeFailed(err error) {
 }
 
 // maybeCompact drops old entries from the log once the store has them on
-// disk, keeping the last LogRetain: a follower further behind than that
-// catches up from a snapshot (see snapStorage).
+// disk, keeping the last LogRetain entries and at most LogRetainBytes of
+// them: a follower further behind catches up from a snapshot (see
+// snapStorage). Each step syncs the store's WAL, so it waits for 1024
+// entries or an eighth of the byte budget to drop.
 func (s *Shard) maybeCompact() {
-	retain := s.cfg.LogRetain
 	applied := s.applied.Load()
-	if retain == 0 || applied < s.compacted+retain+1024 {
+	var to uint64
+	if retain := s.cfg.LogRetain; retain > 0 && applied >= s.compacted+retain+1024 {
+		to = applied - retain
+	}
+	if keep := s.cfg.LogRetainBytes; keep > 0 && s.node.log.RetainFrom(applied, keep+keep/8) > s.compacted {
+		to = max(to, s.node.log.RetainFrom(applied, keep))
+	}
+	if to <= s.compacted {
 		return
 	}
 	if err := s.st.SyncWAL(); err != nil {
 		return
 	}
-	to := applied - retain
 	s.compacted = to
 	if err := s.node.log.Compact(to); err != nil && !errors.Is(err, raft.ErrCompacted) {
 		slog.Error("compacting the raft log", "err", err)
