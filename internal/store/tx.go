@@ -55,6 +55,7 @@ type Tx struct {
 	// they go to the store's cache once committed. flushed says a range
 	// deletion (FLUSHDB) made the cache stale for this batch.
 	written map[string]pendingMeta
+	unsaved bool // written holds entries saveMeta has not written
 	flushed bool
 
 	writes int // changes made so far (see Writes)
@@ -134,6 +135,7 @@ func (s *Store) WriteTxAfter(prev *Tx, size int) *Tx {
 	t := &Tx{st: s, b: b, countDelta: make([]int64, n), expiresDelta: make([]int64, n),
 		written: map[string]pendingMeta{}, notify: NotifyFlags(s.notify.Load())}
 	if prev != nil && !prev.committed && prev.b != nil {
+		prev.saveMeta() // the view holds all of prev for t's iterations
 		t.prev, t.chain = prev, prev.chain
 		t.dbMap = append([]int(nil), prev.dbMap...)
 	} else {
@@ -188,10 +190,54 @@ type lastMeta struct {
 // pendingMeta is a metadata entry a write Tx wrote, for the cache once
 // committed: ref is the key's cache entry the Tx read, updated in place
 // if it is still cached.
+//
+// It goes to the batches only when the Tx is sealed (saveMeta), so a key
+// written many times in one group (a counter, a list's head, a bitmap) is
+// written once to Pebble, not once per command. Until then the Tx and its
+// successors find it here (pendingWritten); what else reads metadata from
+// the batches (Scan) or deletes it by range (Flush: other range deletions
+// cover members only) saves first.
 type pendingMeta struct {
 	value []byte
 	found bool
+	saved bool // in the batch and the view
 	ref   *cacheEntry
+}
+
+// putMeta records a metadata write (found false: a deletion) for saveMeta.
+func (t *Tx) putMeta(mk, value []byte, found bool, ref *cacheEntry) {
+	t.writes++
+	t.last.valid = false
+	t.written[string(mk)] = pendingMeta{value: value, found: found, ref: ref}
+	t.unsaved = true
+}
+
+// saveMeta writes the metadata entries not written yet to the batch and
+// the view.
+func (t *Tx) saveMeta() {
+	if !t.unsaved {
+		return
+	}
+	t.unsaved = false
+	for mk, e := range t.written {
+		if e.saved {
+			continue
+		}
+		k := []byte(mk)
+		var err error
+		if e.found {
+			if err = t.b.Set(k, e.value, nil); err == nil {
+				err = t.chain.view.Set(k, e.value, nil)
+			}
+		} else if err = t.b.Delete(k, nil); err == nil {
+			err = t.chain.view.Delete(k, nil)
+		}
+		if err != nil {
+			panic(err)
+		}
+		e.saved = true
+		t.written[mk] = e
+	}
 }
 
 // set and del write to the Tx's own batch and to its chain's view.
@@ -291,6 +337,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	if t.prev != nil && !t.prev.committed {
 		panic("store: a chained Tx committed before its predecessor")
 	}
+	t.saveMeta()
 	for phys := range t.countDelta {
 		if d := t.countDelta[phys]; d != 0 {
 			n := t.st.counts[phys].Load() + d
@@ -542,8 +589,7 @@ func (t *Tx) PutQuiet(key []byte, m Meta) {
 	}
 	mk := MetaKey(nil, phys, key)
 	enc := m.encode(make([]byte, 0, metaHeader+len(m.Body)))
-	t.set(mk, enc)
-	t.written[string(mk)] = pendingMeta{value: enc, found: true, ref: ref}
+	t.putMeta(mk, enc, true, ref)
 }
 
 // Delete removes a live key and its members; it reports whether there was one.
@@ -567,8 +613,7 @@ func (t *Tx) remove(key []byte, m Meta) {
 	if t.last.valid && bytes.Equal(t.last.mk, mk) {
 		ref = t.last.ref
 	}
-	t.del(mk)
-	t.written[string(mk)] = pendingMeta{ref: ref}
+	t.putMeta(mk, nil, false, ref)
 	if m.ExpireAt != 0 {
 		t.del(expiryKey(nil, phys, m.ExpireAt, key))
 		t.expiresDelta[phys]--
@@ -674,6 +719,7 @@ func (t *Tx) Members(key, from, to []byte, reverse bool, fn func(sub, value []by
 // from, 0 when done. fn sees each key with its metadata.
 func (t *Tx) Scan(cursor uint64, count int, fn func(key []byte, m Meta)) uint64 {
 	phys := t.phys()
+	t.saveMeta() // the iteration reads the view
 	lower := binary.BigEndian.AppendUint64(appendDB(nil, prefixMeta, phys), cursor)
 	_, upper := dbSpan(prefixMeta, phys)
 	it, err := t.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
@@ -732,6 +778,7 @@ func (t *Tx) Flush(db int) {
 		t.TouchedDBs(db, db)
 	}
 	phys := t.dbMap[db]
+	t.saveMeta() // before it forgets them
 	t.flushed = true
 	clear(t.written) // the range deletion below covers them
 	for _, p := range []byte{prefixMeta, prefixMember, prefixExpiry} {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -185,5 +186,63 @@ func TestStaleReadDetected(t *testing.T) {
 				t.Errorf("%s: stale %v, want %v", c.name, got, want)
 			}
 		}
+	}
+}
+
+// Metadata written in a group reaches the batches once, when the Tx is
+// sealed; until then every way a Tx can read it must still see it: a
+// SCAN in the same Tx or a chained one, a FLUSHDB of another database
+// (which must keep it) or of its own (which must drop it), and the value
+// committed is the last one written.
+func TestMetaWrittenOnce(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{Databases: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	str := func(v string) Meta { return Meta{Type: TypeString, Body: []byte(v)} }
+	scan := func(tx *Tx, db int) (keys []string) {
+		saved := tx.DB
+		tx.DB = db
+		defer func() { tx.DB = saved }()
+		tx.Scan(0, 100, func(key []byte, m Meta) { keys = append(keys, fmt.Sprintf("%s=%s", key, m.Body)) })
+		slices.Sort(keys)
+		return keys
+	}
+
+	tx := st.WriteTx()
+	tx.Put([]byte("a"), str("1"))
+	tx.Put([]byte("a"), str("2"))
+	if got := fmt.Sprint(scan(tx, 0)); got != "[a=2]" {
+		t.Fatalf("SCAN in the writing Tx: %s", got)
+	}
+	tx.Put([]byte("a"), str("3"))
+	tx.DB = 1
+	tx.Put([]byte("b"), str("1"))
+	tx.DB = 0
+	tx.Flush(0)
+	tx.Put([]byte("c"), str("1"))
+	tx.Put([]byte("d"), str("1"))
+	next := st.WriteTxAfter(tx, 0)
+	next.Put([]byte("c"), str("2"))
+	if got := fmt.Sprint(scan(next, 0), scan(next, 1)); got != "[c=2 d=1] [b=1]" {
+		t.Fatalf("SCAN in a chained Tx: %s", got)
+	}
+	if err := tx.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	for db, want := range []string{"[c=2 d=1]", "[b=1]"} {
+		r := st.ReadTx(db, 0, true)
+		got := fmt.Sprint(scan(r, db))
+		r.Close()
+		if got != want {
+			t.Errorf("db %d after commit: %s, want %s", db, got, want)
+		}
+	}
+	if n := st.counts[0].Load() + st.counts[1].Load(); n != 3 {
+		t.Errorf("%d keys counted, want 3", n)
 	}
 }
