@@ -33,7 +33,6 @@ const (
 	errRestoreIdle   = "ERR Invalid IDLETIME value, must be >= 0"
 	errRestoreFreq   = "ERR Invalid FREQ value, must be >= 0 and <= 255"
 	errDumpJSON      = "ERR DUMP is not supported for ReJSON-RL keys"
-	errDumpStream    = "ERR DUMP and RESTORE are not supported for stream keys"
 )
 
 func cmdDump(c *Ctx) {
@@ -74,8 +73,7 @@ func cmdDump(c *Ctx) {
 			return true
 		})
 	case store.TypeStream:
-		c.W.Error(errDumpStream)
-		return
+		v.Kind, v.Stream = rdb.KindStream, dumpStream(c, key, m)
 	default:
 		c.W.Error(errDumpJSON)
 		return
@@ -141,12 +139,9 @@ func cmdRestore(c *Ctx) {
 	}
 	v, err := rdb.Decode(c.Args[3])
 	if err != nil {
-		switch err {
-		case rdb.ErrVersion:
+		if err == rdb.ErrVersion {
 			c.W.Error(errDumpPayload)
-		case rdb.ErrStream:
-			c.W.Error(errDumpStream)
-		default:
+		} else {
 			c.W.Error(errBadDataFormat)
 		}
 		return
@@ -198,6 +193,8 @@ func restoreValue(c *Ctx, key []byte, v *rdb.Value, expireAt int64) {
 		}
 		w.m.ExpireAt, w.m.Body = expireAt, w.h.encode()
 		c.Tx.Put(key, w.m)
+	case rdb.KindStream:
+		restoreStream(c, key, v.Stream, expireAt)
 	case rdb.KindZSet:
 		z := &zset{c: c, key: key, meta: store.Meta{ExpireAt: expireAt}}
 		for i, m := range v.Members {

@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"encoding/binary"
+	"math"
 	"strconv"
 )
 
@@ -96,16 +97,101 @@ func signExtend(u uint64, bits int) int64 {
 // per byte.
 func backlenSize(l int) int {
 	switch {
-	case l < 1<<7:
+	case l <= 127:
 		return 1
-	case l < 1<<14:
+	case l < 16383:
 		return 2
-	case l < 1<<21:
+	case l < 2097151:
 		return 3
-	case l < 1<<28:
+	case l < 268435455:
 		return 4
 	}
 	return 5
+}
+
+// appendBacklen writes an entry's backward length (lpEncodeBacklen): its
+// 7-bit groups, most significant first, all but the first with the top
+// bit set.
+func appendBacklen(b []byte, l int) []byte {
+	for i := backlenSize(l) - 1; i >= 0; i-- {
+		g := byte(l>>(7*i)) & 0x7f
+		if i < backlenSize(l)-1 {
+			g |= 0x80
+		}
+		b = append(b, g)
+	}
+	return b
+}
+
+// listpack builds a listpack, entry by entry.
+type listpack struct {
+	b []byte
+	n int
+}
+
+func newListpack() *listpack { return &listpack{b: make([]byte, 6, 64)} }
+
+// str appends s, as an integer when it is one in canonical form (as
+// lpAppend stores it).
+func (lp *listpack) str(s []byte) {
+	if len(s) <= 20 {
+		if v, err := strconv.ParseInt(string(s), 10, 64); err == nil && strconv.FormatInt(v, 10) == string(s) {
+			lp.int(v)
+			return
+		}
+	}
+	start := len(lp.b)
+	switch n := len(s); {
+	case n < 64:
+		lp.b = append(lp.b, 0x80|byte(n))
+	case n < 4096:
+		lp.b = append(lp.b, 0xe0|byte(n>>8), byte(n))
+	default:
+		lp.b = binary.LittleEndian.AppendUint32(append(lp.b, 0xf0), uint32(n))
+	}
+	lp.b = append(lp.b, s...)
+	lp.end(start)
+}
+
+// int appends v in the smallest integer encoding.
+func (lp *listpack) int(v int64) {
+	start := len(lp.b)
+	switch {
+	case v >= 0 && v <= 127:
+		lp.b = append(lp.b, byte(v))
+	case v >= -4096 && v <= 4095:
+		u := uint64(v) & 0x1fff
+		lp.b = append(lp.b, 0xc0|byte(u>>8), byte(u))
+	default:
+		w, enc := 8, byte(0xf4)
+		switch {
+		case v >= math.MinInt16 && v <= math.MaxInt16:
+			w, enc = 2, 0xf1
+		case v >= -1<<23 && v < 1<<23:
+			w, enc = 3, 0xf2
+		case v >= math.MinInt32 && v <= math.MaxInt32:
+			w, enc = 4, 0xf3
+		}
+		lp.b = append(lp.b, enc)
+		for i := range w {
+			lp.b = append(lp.b, byte(uint64(v)>>(8*i)))
+		}
+	}
+	lp.end(start)
+}
+
+// end finishes the entry that starts at start with its backward length.
+func (lp *listpack) end(start int) {
+	lp.b = appendBacklen(lp.b, len(lp.b)-start)
+	lp.n++
+}
+
+// bytes terminates the listpack and fills in its header.
+func (lp *listpack) bytes() []byte {
+	b := append(lp.b, 0xff)
+	binary.LittleEndian.PutUint32(b, uint32(len(b)))
+	binary.LittleEndian.PutUint16(b[4:], uint16(min(lp.n, 65535)))
+	return b
 }
 
 // ziplistEntries returns the entries of ziplist zl: a header of total bytes

@@ -25,7 +25,6 @@ const Version = 10
 var (
 	ErrVersion = errors.New("rdb: DUMP payload version or checksum are wrong")
 	ErrFormat  = errors.New("rdb: bad data format")
-	ErrStream  = errors.New("rdb: streams are not supported")
 )
 
 // RDB object types (rdb.h).

@@ -193,3 +193,33 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestOldEncodings decodes the ziplist forms of RDB 9 and older, which
+// Redis 7.0 still loads: a ziplist of a string, a 4-bit immediate, 16, 32
+// and 8-bit integers, as a list, in a quicklist and as hash pairs.
+func TestOldEncodings(t *testing.T) {
+	zl := []byte{29, 0, 0, 0, 25, 0, 0, 0, 5, 0,
+		0x00, 0x01, 'a',
+		0x03, 0xf6,
+		0x02, 0xc0, 0x2c, 0x01,
+		0x04, 0xd0, 0x90, 0xee, 0xfe, 0xff,
+		0x06, 0xfe, 0xfd,
+		0xff}
+	want := []string{"a", "5", "300", "-70000", "-3"}
+	for _, body := range [][]byte{
+		append([]byte{typeListZiplist, byte(len(zl))}, zl...),
+		append([]byte{typeListQuicklist, 1, byte(len(zl))}, zl...),
+	} {
+		v, err := Decode(seal(body))
+		if err != nil || v.Kind != KindList || !reflect.DeepEqual(strs(v.Members), want) {
+			t.Errorf("type %d: %v %v", body[0], v, err)
+		}
+	}
+	zl4 := append(append([]byte(nil), zl[:8]...), 4, 0)
+	zl4 = append(append(zl4, zl[10:25]...), 0xff)
+	zl4[0] = byte(len(zl4))
+	v, err := Decode(seal(append([]byte{typeHashZiplist, byte(len(zl4))}, zl4...)))
+	if err != nil || !reflect.DeepEqual(strs(v.Members), []string{"a", "300"}) || !reflect.DeepEqual(strs(v.Values), []string{"5", "-70000"}) {
+		t.Errorf("hash ziplist: %v %v", v, err)
+	}
+}
