@@ -89,8 +89,8 @@ func (r *reader) plainLen() (uint64, error) {
 
 // count reads the element count of a collection, each of whose elements
 // takes at least min bytes: a count the rest of the payload cannot hold
-// is an error, so it can size allocations. An empty collection is an error
-// too, as Redis refuses empty keys.
+// is an error. An empty collection is an error too, as Redis refuses empty
+// keys.
 func (r *reader) count(min int) (int, error) {
 	n, err := r.plainLen()
 	if err != nil {
@@ -101,6 +101,10 @@ func (r *reader) count(min int) (int, error) {
 	}
 	return int(n), nil
 }
+
+// prealloc is how many elements a slice for n claimed elements starts
+// with: a claim is only trusted as far as it is read.
+func prealloc(n int) int { return min(n, 1024) }
 
 // maxLZFRatio bounds how much LZF expands: at best a 3-byte back reference
 // stands for 264 bytes.
@@ -216,7 +220,7 @@ func (r *reader) value(t byte) (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		items := make([][]byte, 0, n)
+		items := make([][]byte, 0, prealloc(n))
 		for range n {
 			s, err := r.str()
 			if err != nil {
@@ -233,7 +237,7 @@ func (r *reader) value(t byte) (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := &Value{Kind: KindZSet, Members: make([][]byte, 0, n), Scores: make([]float64, 0, n)}
+		v := &Value{Kind: KindZSet, Members: make([][]byte, 0, prealloc(n)), Scores: make([]float64, 0, prealloc(n))}
 		for range n {
 			m, err := r.str()
 			if err != nil {
@@ -256,7 +260,7 @@ func (r *reader) value(t byte) (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		pairs := make([][]byte, 0, 2*n)
+		pairs := make([][]byte, 0, prealloc(2*n))
 		for range 2 * n {
 			s, err := r.str()
 			if err != nil {

@@ -14,9 +14,11 @@ import "errors"
 
 var errLZF = errors.New("rdb: invalid LZF data")
 
-// lzfDecompress decompresses in into exactly n bytes. The caller bounds n.
+// lzfDecompress decompresses in into exactly n bytes. The caller bounds n;
+// the output grows as it is written, so garbage that claims a big n fails
+// before much is allocated.
 func lzfDecompress(in []byte, n int) ([]byte, error) {
-	out := make([]byte, 0, n)
+	out := make([]byte, 0, min(n, 8*len(in)+64))
 	for ip := 0; ip < len(in); {
 		ctrl := int(in[ip])
 		ip++

@@ -210,7 +210,7 @@ func (r *reader) streamGroup(v2 bool, s *Stream) (StreamGroup, error) {
 	if err != nil || pending > uint64(r.left()/17) {
 		return g, ErrFormat
 	}
-	index := make(map[StreamID]int, pending)
+	index := make(map[StreamID]int, prealloc(int(pending)))
 	for range pending {
 		var n StreamNack
 		if n.ID, err = r.rawID(); err != nil {

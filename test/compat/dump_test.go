@@ -119,6 +119,11 @@ func TestDumpRestoreErrors(t *testing.T) {
 	d.Do("TTL", "k")
 	intNear(t, d, 1, "OBJECT", "IDLETIME", "k")
 	d.Do("OBJECT", "FREQ", "k")
+	d.Do("WATCH", "w")
+	d.Do("RESTORE", "w", "0", good)
+	d.Do("MULTI")
+	d.Do("GET", "w")
+	d.Do("EXEC")
 	d.Do("SELECT", "3")
 	d.Do("RESTORE", "k", "0", good)
 	d.Do("GET", "k")
@@ -127,6 +132,13 @@ func TestDumpRestoreErrors(t *testing.T) {
 	d.Do("RESTORE", "m", "0", good)
 	d.Do("RESTORE", "m", "0", good)
 	d.Do("EXEC")
+	// JSON documents have no DUMP format here (Redis needs the RedisJSON
+	// module for them): basalt says so.
+	if r := d.Got.Do("JSON.SET", "j", "$", `{"a":1}`); r.String() == "+OK" {
+		if r := d.Got.Do("DUMP", "j"); r.String() != "-ERR DUMP is not supported for ReJSON-RL keys" {
+			t.Errorf("DUMP of a JSON key: %v", r)
+		}
+	}
 	commandInfoSame(t, d, "dump")
 	commandInfoSame(t, d, "restore")
 }
