@@ -130,7 +130,7 @@ func (r *reader) stream(v2 bool) (*Value, error) {
 		if len(n.Entries) == 0 {
 			continue // nothing live: Redis would have dropped the node
 		}
-		if len(s.Nodes) > 0 && !prev.less(n.Entries[0].ID) {
+		if len(s.Nodes) > 0 && !prev.less(master) {
 			return nil, ErrFormat // nodes out of order or overlapping
 		}
 		prev = n.Last
