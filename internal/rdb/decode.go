@@ -88,15 +88,15 @@ func (r *reader) plainLen() (uint64, error) {
 }
 
 // count reads the element count of a collection, each of whose elements
-// takes at least min bytes: a count the rest of the payload cannot hold
+// takes at least size bytes: a count the rest of the payload cannot hold
 // is an error. An empty collection is an error too, as Redis refuses empty
 // keys.
-func (r *reader) count(min int) (int, error) {
+func (r *reader) count(size int) (int, error) {
 	n, err := r.plainLen()
 	if err != nil {
 		return 0, err
 	}
-	if n == 0 || n > uint64(r.left()/min) {
+	if n == 0 || n > uint64(r.left()/size) {
 		return 0, ErrFormat
 	}
 	return int(n), nil
@@ -279,7 +279,7 @@ func (r *reader) value(t byte) (*Value, error) {
 			return nil, err
 		}
 		return newSet(items)
-	case typeSetListpack, typeHashListpack, typeZSetListpack, typeListZiplist, typeHashZiplist, typeZSetZiplist:
+	case typeHashListpack, typeZSetListpack, typeListZiplist, typeHashZiplist, typeZSetZiplist:
 		b, err := r.str()
 		if err != nil {
 			return nil, err
@@ -295,8 +295,6 @@ func (r *reader) value(t byte) (*Value, error) {
 			return nil, err
 		}
 		switch t {
-		case typeSetListpack:
-			return newSet(items)
 		case typeHashListpack, typeHashZiplist:
 			return newHash(items)
 		case typeZSetListpack, typeZSetZiplist:

@@ -27,7 +27,9 @@ var (
 	ErrFormat  = errors.New("rdb: bad data format")
 )
 
-// RDB object types (rdb.h).
+// RDB object types (rdb.h). Modules (6, 7), zipmaps (9, Redis 2.4 and
+// older) and the types of later versions (listpack sets, 20, are Redis
+// 7.2's) are refused, as Redis 7.0 refuses them.
 const (
 	typeString          = 0
 	typeList            = 1
@@ -35,9 +37,6 @@ const (
 	typeZSet            = 3
 	typeHash            = 4
 	typeZSet2           = 5
-	typeModule          = 6
-	typeModule2         = 7
-	typeHashZipmap      = 9
 	typeListZiplist     = 10
 	typeSetIntset       = 11
 	typeZSetZiplist     = 12
@@ -48,7 +47,6 @@ const (
 	typeZSetListpack    = 17
 	typeListQuicklist2  = 18
 	typeStreamListpack2 = 19
-	typeSetListpack     = 20
 )
 
 // Kind is the data type of a decoded value.
@@ -65,8 +63,9 @@ const (
 
 // Value is a decoded DUMP payload. Members holds a list's elements in
 // order, a set's members, a hash's fields (Values holds their values) or a
-// sorted set's members (Scores holds their scores). No member appears
-// twice, and a collection is never empty.
+// sorted set's members (Scores holds their scores); Stream holds a
+// stream. No member appears twice, and a collection other than a stream
+// is never empty.
 type Value struct {
 	Kind    Kind
 	Str     []byte
