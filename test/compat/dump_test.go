@@ -124,6 +124,8 @@ func TestDumpRestoreErrors(t *testing.T) {
 	d.Do("MULTI")
 	d.Do("GET", "w")
 	d.Do("EXEC")
+	d.Do("EVAL", "return redis.call('RESTORE', KEYS[1], 0, ARGV[1])", "1", "lua", good)
+	d.Do("EVAL", "return redis.call('DUMP', KEYS[1])", "1", "lua")
 	d.Do("SELECT", "3")
 	d.Do("RESTORE", "k", "0", good)
 	d.Do("GET", "k")
