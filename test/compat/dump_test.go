@@ -80,21 +80,27 @@ func TestDumpRestoreErrors(t *testing.T) {
 		{"quicklist plain node", payload("\x12\x01\x01\x03abc", 10)},
 		{"intset", payload("\x0b\x10\x02\x00\x00\x00\x04\x00\x00\x00\x01\x00\x02\x00\x03\x00\xff\xff", 10)},
 		{"intset bad width", payload("\x0b\x0c\x03\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00", 10)},
+		{"listpack bad size", payload("\x10\x0d\x0d\x00\x00\x00\x02\x00\x81a\x02\x05\x01\xff", 10)},
 		{"listpack hash odd", payload("\x10\x0a\x0a\x00\x00\x00\x01\x00\x81a\x02\xff", 10)},
-		{"listpack hash", payload("\x10\x0d\x0d\x00\x00\x00\x02\x00\x81a\x02\x05\x01\xff", 10)},
+		{"listpack hash", payload("\x10\x0c\x0c\x00\x00\x00\x02\x00\x81a\x02\x05\x01\xff", 10)},
 	} {
 		d.Do("DEL", "r")
 		if !d.Do("RESTORE", "r", "0", c.p) {
 			t.Logf("case %s", c.name)
 		}
 		d.Do("TYPE", "r")
-		for _, read := range [][]string{{"GET", "r"}, {"LRANGE", "r", "0", "-1"}, {"ZRANGE", "r", "0", "-1", "WITHSCORES"}} {
-			if w, _ := d.DoBoth("TYPE", "r"); w.Str == map[string]string{"GET": "string", "LRANGE": "list", "ZRANGE": "zset"}[read[0]] {
-				d.Do(read...)
-			}
+		switch w, _ := d.DoBoth("TYPE", "r"); w.Str {
+		case "string":
+			d.Do("GET", "r")
+		case "list":
+			d.Do("LRANGE", "r", "0", "-1")
+		case "zset":
+			d.Do("ZRANGE", "r", "0", "-1", "WITHSCORES")
+		case "set":
+			d.DoUnordered("SMEMBERS", "r")
+		case "hash":
+			d.DoUnordered("HGETALL", "r")
 		}
-		d.DoUnordered("SMEMBERS", "r")
-		d.DoUnordered("HGETALL", "r")
 	}
 
 	// REPLACE, expiry in the past (relative wraps, absolute), IDLETIME.
