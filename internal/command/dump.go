@@ -196,7 +196,14 @@ func restoreValue(c *Ctx, key []byte, v *rdb.Value, expireAt int64) {
 	case rdb.KindStream:
 		restoreStream(c, key, v.Stream, expireAt)
 	case rdb.KindZSet:
+		// Redis loads a sorted set as a skiplist and converts it to a
+		// listpack only if it is small, so a big one keeps its -0 scores
+		// from the first member on.
 		z := &zset{c: c, key: key, meta: store.Meta{ExpireAt: expireAt}}
+		z.h.big = len(v.Members) > zsetMaxListpackEntries
+		for _, m := range v.Members {
+			z.h.big = z.h.big || len(m) > zsetMaxListpackValue
+		}
 		for i, m := range v.Members {
 			z.insert(m, v.Scores[i])
 		}

@@ -231,8 +231,11 @@ func dumpCases() []dumpCase {
 		{name: "big int set", setup: one(many("SADD", 1000, func(i int) []string { return []string{itoa(i * 7)} })...)},
 		{name: "big set", setup: one(many("SADD", 1000, func(i int) []string { return []string{"m" + itoa(i)} })...)},
 		{name: "small zset", setup: one("ZADD", "k", "1", "a", "2.5", "b", "-inf", "c", "inf", "d", "0", "e", "-3", "", "1e300", "f")},
-		{name: "big zset", setup: one(many("ZADD", 2000, func(i int) []string { return []string{itoa(i%300) + ".25", "m" + itoa(i)} })...),
-			extra: [][]string{{"ZRANK", "k", "m1500"}, {"ZRANGE", "k", "1000", "1010", "WITHSCORES"}}},
+		{name: "big zset", setup: [][]string{many("ZADD", 2000, func(i int) []string { return []string{itoa(i%300) + ".25", "m" + itoa(i)} }), {"ZADD", "k", "-0", "negzero"}},
+			extra: [][]string{{"ZRANK", "k", "m1500"}, {"ZRANGE", "k", "1000", "1010", "WITHSCORES"}, {"ZSCORE", "k", "negzero"}}},
+		// -0 is the greatest score, so it comes first in Redis's DUMP.
+		{name: "zset of 200", setup: [][]string{many("ZADD", 200, func(i int) []string { return []string{itoa(-i - 1), "m" + itoa(i)} }), {"ZADD", "k", "-0", "negzero"}},
+			extra: one("ZSCORE", "k", "negzero")},
 		{name: "zset long member", setup: one("ZADD", "k", "1", strings.Repeat("m", 100), "2", "x")},
 		{name: "small hash", setup: one("HSET", "k", "f", "v", "", "empty field", "e", "", "n", "12", "neg", "-3")},
 		{name: "big hash", setup: one(many("HSET", 1000, func(i int) []string { return []string{"f" + itoa(i), "v" + itoa(i%10)} })...)},
