@@ -292,6 +292,13 @@ func (z *zset) save(event string) {
 		z.levels = 0
 		return
 	}
+	z.store()
+	z.c.Tx.Notify(store.NotifyZSet, event, z.key)
+}
+
+// store writes the header of a set that is not empty, building or
+// dropping the rank index when the set crossed its thresholds.
+func (z *zset) store() {
 	switch {
 	case z.levels == 0 && z.h.n >= zrankBuildAt:
 		z.rankBuild()
@@ -304,7 +311,6 @@ func (z *zset) save(event string) {
 	}
 	z.c.Tx.Put(z.key, store.Meta{Type: store.TypeZSet, ExpireAt: z.meta.ExpireAt, Body: body})
 	z.exists = true
-	z.c.Tx.Notify(store.NotifyZSet, event, z.key)
 }
 
 // zentry is a member with its score.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"basalt/internal/command"
+	"basalt/internal/rdb"
 	"basalt/internal/resp"
 	"basalt/internal/shard"
 	"basalt/internal/store"
@@ -77,6 +78,10 @@ var gens = []gen{
 	{"renamenx", func(r *rand.Rand) []string { return []string{key(r), key(r)} }},
 	{"copy", func(r *rand.Rand) []string { return []string{key(r), key(r), "REPLACE"} }},
 	{"move", func(r *rand.Rand) []string { return []string{key(r), "1"} }},
+	{"restore", func(r *rand.Rand) []string { // TTLs count from the record's time
+		p := restorePayloads[r.IntN(len(restorePayloads))]
+		return []string{key(r), []string{"0", ttlMS(r)}[r.IntN(2)], p, "REPLACE"}
+	}},
 	{"lpush", func(r *rand.Rand) []string { return []string{key(r), val(r), val(r)} }},
 	{"rpop", func(r *rand.Rand) []string { return []string{key(r)} }},
 	{"sadd", func(r *rand.Rand) []string { return []string{key(r), val(r), val(r)} }},
@@ -96,6 +101,32 @@ var gens = []gen{
 	{"flushdb", func(r *rand.Rand) []string { return nil }},
 	{"swapdb", func(r *rand.Rand) []string { return []string{strconv.Itoa(r.IntN(3)), strconv.Itoa(r.IntN(3))} }},
 }
+
+// restorePayloads are DUMP payloads of a value of each type.
+var restorePayloads = func() []string {
+	b := func(s ...string) [][]byte {
+		out := make([][]byte, len(s))
+		for i := range s {
+			out[i] = []byte(s[i])
+		}
+		return out
+	}
+	id := rdb.StreamID{Ms: 5, Seq: 1}
+	var out []string
+	for _, v := range []*rdb.Value{
+		{Kind: rdb.KindString, Str: []byte("dumped")},
+		{Kind: rdb.KindList, Members: b("a", "b", "c")},
+		{Kind: rdb.KindSet, Members: b("1", "x")},
+		{Kind: rdb.KindHash, Members: b("f", "g"), Values: b("1", "2")},
+		{Kind: rdb.KindZSet, Members: b("a", "b"), Scores: []float64{1, 2.5}},
+		{Kind: rdb.KindStream, Stream: &rdb.Stream{Length: 1, LastID: id, FirstID: id, EntriesAdded: 1,
+			Nodes:  []rdb.StreamNode{{First: id, Fields: b("f"), Entries: []rdb.StreamEntry{{ID: id, Fields: b("f", "v")}}, Total: 1, Last: id, Bytes: 30}},
+			Groups: []rdb.StreamGroup{{Name: []byte("g"), LastID: id, EntriesRead: 1, Pending: []rdb.StreamNack{{ID: id, DeliveryTime: 1, DeliveryCount: 1, Consumer: []byte("c0")}}, Consumers: []rdb.StreamConsumer{{Name: []byte("c0"), SeenTime: 1}}}}}},
+	} {
+		out = append(out, string(rdb.Encode(v)))
+	}
+	return out
+}()
 
 // available keeps the generators whose command exists and writes, so the
 // test covers more as the command table grows.

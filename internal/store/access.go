@@ -43,3 +43,10 @@ func (t *Tx) IdleSeconds(key []byte) int64 {
 	// Whole seconds of the clock, as Redis's LRU clock counts them.
 	return max(t.Now/1000-used, 0)
 }
+
+// SetIdle makes key look last used idle seconds before the Tx's time, for
+// RESTORE ... IDLETIME (as Redis sets the key's LRU clock).
+func (t *Tx) SetIdle(key []byte, idle int64) {
+	used := max(t.Now/1000-idle, 1) // 0 would mean "not used since start"
+	t.st.access.slot(t.phys(), key).Store(uint32(min(used, int64(^uint32(0)))))
+}

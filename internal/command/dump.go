@@ -1,0 +1,212 @@
+package command
+
+import (
+	"strings"
+
+	"basalt/internal/num"
+	"basalt/internal/rdb"
+	"basalt/internal/store"
+)
+
+// DUMP and RESTORE (cluster.c in Redis): a key's value in Redis's DUMP
+// format (internal/rdb), so keys move between redis-server and basalt.
+// RESTORE decodes the whole payload before it writes anything, then writes
+// the value member by member through the same paths as the type's own
+// commands (RPUSH, SADD, HSET, ZADD...), so a big collection is stored as
+// one entry per member, with the encoding flags those commands would set.
+func init() {
+	register(
+		&Command{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Categories: []string{"keyspace", "read", "slow"}, Group: "generic", Since: "2.6.0",
+			Summary: "Return a serialized version of the value stored at the specified key.", Tips: []string{"nondeterministic_output"},
+			KeySpecs: []KeySpec{{Flags: []string{"RO", "access"}, Index: 1, KeyStep: 1}}, Run: cmdDump},
+		&Command{Name: "restore", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Categories: []string{"keyspace", "write", "slow", "dangerous"}, Group: "generic", Since: "2.6.0",
+			Summary:  "Create a key using the provided serialized value, previously obtained using DUMP.",
+			KeySpecs: []KeySpec{{Flags: []string{"OW", "update"}, Index: 1, KeyStep: 1}}, Run: cmdRestore},
+	)
+}
+
+const (
+	errBusyKey       = "BUSYKEY Target key name already exists."
+	errDumpPayload   = "ERR DUMP payload version or checksum are wrong"
+	errBadDataFormat = "ERR Bad data format"
+	errRestoreTTL    = "ERR Invalid TTL value, must be >= 0"
+	errRestoreIdle   = "ERR Invalid IDLETIME value, must be >= 0"
+	errRestoreFreq   = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+	errDumpJSON      = "ERR DUMP is not supported for ReJSON-RL keys"
+)
+
+func cmdDump(c *Ctx) {
+	key := c.Args[1]
+	m, ok := c.Tx.Lookup(key)
+	if !ok {
+		c.W.Null()
+		return
+	}
+	v := &rdb.Value{}
+	switch m.Type {
+	case store.TypeString:
+		v.Kind, v.Str = rdb.KindString, c.Tx.ReadString(key, m)
+	case store.TypeList:
+		v.Kind = rdb.KindList
+		c.Tx.Members(key, nil, nil, false, func(_, e []byte) bool {
+			v.Members = append(v.Members, append([]byte(nil), e...))
+			return true
+		})
+	case store.TypeSet:
+		v.Kind = rdb.KindSet
+		c.Tx.Members(key, nil, nil, false, func(sub, _ []byte) bool {
+			v.Members = append(v.Members, append([]byte(nil), store.HashedMember(sub)...))
+			return true
+		})
+	case store.TypeHash:
+		v.Kind = rdb.KindHash
+		c.Tx.Members(key, nil, nil, false, func(sub, e []byte) bool {
+			v.Members = append(v.Members, append([]byte(nil), store.HashedMember(sub)...))
+			v.Values = append(v.Values, append([]byte(nil), e...))
+			return true
+		})
+	case store.TypeZSet:
+		v.Kind = rdb.KindZSet
+		zsetOf(c, key, m).each(nil, nil, false, func(member []byte, score float64) bool {
+			v.Members = append(v.Members, append([]byte(nil), member...))
+			v.Scores = append(v.Scores, score)
+			return true
+		})
+	case store.TypeStream:
+		v.Kind, v.Stream = rdb.KindStream, dumpStream(c, key, m)
+	default:
+		c.W.Error(errDumpJSON)
+		return
+	}
+	c.W.Bulk(rdb.Encode(v))
+}
+
+// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
+// [FREQ frequency], with Redis's checks in Redis's order. FREQ is checked
+// and ignored: basalt has no LFU policy, under which Redis ignores it too.
+func cmdRestore(c *Ctx) {
+	key := c.Args[1]
+	replace, absTTL := false, false
+	idle, freq := int64(-1), int64(-1)
+	for i := 4; i < len(c.Args); i++ {
+		more := i+1 < len(c.Args)
+		switch opt := strings.ToLower(c.Arg(i)); {
+		case opt == "replace":
+			replace = true
+		case opt == "absttl":
+			absTTL = true
+		case opt == "idletime" && more && freq == -1:
+			n, ok := num.ParseInt(c.Args[i+1])
+			if !ok {
+				c.W.Error(ErrNotInt)
+				return
+			}
+			if n < 0 {
+				c.W.Error(errRestoreIdle)
+				return
+			}
+			idle = n
+			i++
+		case opt == "freq" && more && idle == -1:
+			n, ok := num.ParseInt(c.Args[i+1])
+			if !ok {
+				c.W.Error(ErrNotInt)
+				return
+			}
+			if n < 0 || n > 255 {
+				c.W.Error(errRestoreFreq)
+				return
+			}
+			freq = n
+			i++
+		default:
+			c.W.Error(ErrSyntax)
+			return
+		}
+	}
+	if !replace && c.Tx.Exists(key) {
+		c.W.Error(errBusyKey)
+		return
+	}
+	ttl, ok := num.ParseInt(c.Args[2])
+	if !ok {
+		c.W.Error(ErrNotInt)
+		return
+	}
+	if ttl < 0 {
+		c.W.Error(errRestoreTTL)
+		return
+	}
+	v, err := rdb.Decode(c.Args[3])
+	if err != nil {
+		if err == rdb.ErrVersion {
+			c.W.Error(errDumpPayload)
+		} else {
+			c.W.Error(errBadDataFormat)
+		}
+		return
+	}
+	deleted := replace && c.Tx.Delete(key)
+	if ttl != 0 && !absTTL {
+		ttl += c.Tx.Now // wraps on overflow into the past, as in Redis
+	}
+	if ttl != 0 && ttl <= c.Tx.Now {
+		// Already expired: the key is not created (and a replaced one
+		// is gone).
+		if deleted {
+			c.Tx.Notify(store.NotifyGeneric, "del", key)
+		}
+		c.W.OK()
+		return
+	}
+	restoreValue(c, key, v, ttl)
+	if idle >= 0 {
+		c.Tx.SetIdle(key, idle)
+	}
+	c.Tx.Notify(store.NotifyGeneric, "restore", key)
+	c.W.OK()
+}
+
+// restoreValue writes v under key, which does not exist, with expiry
+// expireAt (0: none).
+func restoreValue(c *Ctx, key []byte, v *rdb.Value, expireAt int64) {
+	switch v.Kind {
+	case rdb.KindString:
+		c.Tx.WriteString(key, v.Str, expireAt)
+	case rdb.KindList:
+		l := newList(c.Tx, key)
+		l.expire = expireAt
+		for _, e := range v.Members {
+			l.push(false, e)
+		}
+		l.save()
+	case rdb.KindSet:
+		var h sizeHeader
+		for _, m := range v.Members {
+			setAdd(c, key, m, &h)
+		}
+		c.Tx.Put(key, store.Meta{Type: store.TypeSet, ExpireAt: expireAt, Body: h.encode()})
+	case rdb.KindHash:
+		w, _ := hashForWrite(c, key)
+		for i, f := range v.Members {
+			w.set(f, v.Values[i])
+		}
+		w.m.ExpireAt, w.m.Body = expireAt, w.h.encode()
+		c.Tx.Put(key, w.m)
+	case rdb.KindStream:
+		restoreStream(c, key, v.Stream, expireAt)
+	case rdb.KindZSet:
+		// Redis loads a sorted set as a skiplist and converts it to a
+		// listpack only if it is small, so a big one keeps its -0 scores
+		// from the first member on.
+		z := &zset{c: c, key: key, meta: store.Meta{ExpireAt: expireAt}}
+		z.h.big = len(v.Members) > zsetMaxListpackEntries
+		for _, m := range v.Members {
+			z.h.big = z.h.big || len(m) > zsetMaxListpackValue
+		}
+		for i, m := range v.Members {
+			z.insert(m, v.Scores[i])
+		}
+		z.store()
+	}
+}
