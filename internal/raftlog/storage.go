@@ -94,13 +94,14 @@ func (s logState) term(i uint64) uint64 {
 type Storage struct {
 	db *pebble.DB
 
-	mu    sync.Mutex
-	log   logState
-	hs    raftpb.HardState
-	cs    raftpb.ConfState
-	snap  raftpb.Snapshot
-	peers map[uint64]string
-	sizes sizes // of the entries in the log
+	mu     sync.Mutex
+	log    logState
+	hs     raftpb.HardState
+	cs     raftpb.ConfState
+	snap   raftpb.Snapshot
+	peers  map[uint64]string
+	sizes  sizes  // of the entries in the log
+	recent recent // the newest entries
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -231,6 +232,9 @@ func (s *Storage) Entries(lo, hi, maxSize uint64) ([]raftpb.Entry, error) {
 	}
 	if lo >= hi {
 		return []raftpb.Entry{}, nil
+	}
+	if ents, ok := s.recent.get(lo, hi, maxSize); ok {
+		return ents, nil
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: entryKey(lo), UpperBound: entryKey(hi)})
 	if err != nil {
@@ -494,8 +498,10 @@ func (s *Storage) save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.
 	return s.write(b, sync, func() {
 		if !raft.IsEmptySnap(snap) {
 			s.sizes.reset(ls.offset + 1) // the snapshot emptied the log
+			s.recent.reset()
 		}
 		s.sizes.append(ents)
+		s.recent.append(ents, ls.offset+1)
 		s.log, s.cs, s.snap = ls, cs, newSnap
 		if !raft.IsEmptyHardState(hs) {
 			s.hs = hs
@@ -547,6 +553,7 @@ func (s *Storage) ApplySnapshot(snap raftpb.Snapshot) error {
 	return s.write(b, true, func() {
 		s.log, s.cs, s.snap = ls, snap.Metadata.ConfState, snap
 		s.sizes.reset(ls.offset + 1)
+		s.recent.reset()
 	})
 }
 
@@ -614,6 +621,7 @@ func (s *Storage) Compact(i uint64) error {
 	return s.write(b, false, func() {
 		s.log = ls
 		s.sizes.compact(i)
+		s.recent.compact(i)
 	})
 }
 
