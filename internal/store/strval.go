@@ -96,22 +96,19 @@ func (t *Tx) VisitString(key []byte, m Meta, start, end int64, fn func(off, n in
 		// A few chunks: point reads find each one's newest version at
 		// once, where an iterator steps over every older version of a hot
 		// key (an HLL or a bitmap rewritten thousands of times).
-		for ci := first; ci <= last; ci++ {
-			v, ok := t.Member(key, chunkSub(ci))
-			if !ok {
-				continue
-			}
-			cs := ci * ChunkSize
-			lo, hi := max(cs, start), min(cs+int64(len(v)), end)
-			if lo >= hi {
-				continue
-			}
-			if !zeros(lo) || !fn(lo, hi-lo, v[lo-cs:hi-cs]) {
-				return
-			}
-			pos = hi
+		for ci := first; ci <= last && !stopped; ci++ {
+			t.viewMember(key, chunkSub(ci), func(v []byte) {
+				cs := ci * ChunkSize
+				lo, hi := max(cs, start), min(cs+int64(len(v)), end)
+				if lo < hi {
+					stopped = !zeros(lo) || !fn(lo, hi-lo, v[lo-cs:hi-cs])
+					pos = hi
+				}
+			})
 		}
-		zeros(end)
+		if !stopped {
+			zeros(end)
+		}
 		return
 	}
 	from, to := chunkSub(first), chunkSub(last+1)
