@@ -19,7 +19,7 @@ func init() {
 	one := singleKey("bitmap")
 	register(
 		one(&Command{Name: "setbit", Arity: 4, Flags: Write | DenyOOM, Categories: []string{"write", "bitmap", "slow"}, Since: "2.2.0",
-			Summary: "Sets or clears the bit at offset in the string value stored at key", Run: cmdSetBit}, "RW", "access", "update"),
+			Summary: "Sets or clears the bit at offset in the string value stored at key", Run: cmdSetBit, ReadFirst: setBitRead}, "RW", "access", "update"),
 		one(&Command{Name: "getbit", Arity: 3, Flags: ReadOnly | Fast, Categories: []string{"read", "bitmap", "fast"}, Since: "2.2.0",
 			Summary: "Returns the bit value at offset in the string value stored at key", Run: cmdGetBit}, "RO", "access"),
 		one(&Command{Name: "bitcount", Arity: -2, Flags: ReadOnly, Categories: []string{"read", "bitmap", "slow"}, Since: "2.6.0",
@@ -124,6 +124,38 @@ func cmdSetBit(c *Ctx) {
 		c.Tx.Notify(store.NotifyString, "setbit", key)
 	}
 	c.W.Int(boolInt(old))
+}
+
+// setBitRead answers a SETBIT that would change nothing (the bit already
+// has the value, in a raw string long enough) on applied state, without a
+// record: cmdSetBit would write nothing either. Errors are answered here
+// too, in cmdSetBit's order.
+func setBitRead(c *Ctx) bool {
+	defer c.Tx.KeyMiss(c.Tx.KeyMiss(false)) // a write's lookup: no keymiss
+	key := c.Args[1]
+	off, ok := bitOffset(c, c.Args[2], false, 0)
+	if !ok {
+		return true
+	}
+	on, ok := num.ParseInt(c.Args[3])
+	if !ok || on&^1 != 0 {
+		c.W.Error(errBitValue)
+		return true
+	}
+	m, found, wrong := c.Lookup(key, store.TypeString)
+	if wrong || !found {
+		return wrong
+	}
+	byteOff := off >> 3
+	if !m.Raw || m.StringLen() <= byteOff {
+		return false
+	}
+	old := c.Tx.ReadStringRange(key, m, byteOff, byteOff+1)[0]&(1<<(7-off&7)) != 0
+	if old != (on == 1) {
+		return false
+	}
+	c.W.Int(boolInt(old))
+	return true
 }
 
 func boolInt(b bool) int64 {

@@ -627,9 +627,9 @@ func pfAddRead(c *Ctx) bool {
 	if wrong || !ok {
 		return wrong // WRONGTYPE is answered; a new key is a write
 	}
-	// A dense HLL is chunked: Lookup read it from a snapshot, so the
-	// registers below are read from one state. A few elements read only
-	// the bytes of their registers.
+	// A dense HLL is chunked: a read of its chunks that straddles a commit
+	// runs again on a snapshot, so the registers below are of one state. A
+	// few elements read only the bytes of their registers.
 	var register func(index int) (int, bool)
 	if len(elements) <= 4 && m.StringLen() == hllDenseSize {
 		hdr := c.Tx.ReadStringRange(key, m, 0, hllHdrSize)
