@@ -52,8 +52,9 @@ type Tx struct {
 	scratchBuf [48]byte // scratch's first buffer: a read's lookup allocates no key
 
 	// written holds the metadata entries this batch wrote, by Pebble key;
-	// they go to the store's cache once committed. flushed says a range
-	// deletion (FLUSHDB) made the cache stale for this batch.
+	// they go to the batches when the Tx is sealed (see pendingMeta) and
+	// to the store's cache once committed. flushed says a range deletion
+	// (FLUSHDB) made the cache stale for this batch.
 	written map[string]pendingMeta
 	unsaved bool // written holds entries saveMeta has not written
 	flushed bool
