@@ -222,9 +222,18 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("aof_current_rewrite_time_sec", -1)
 		add("aof_last_bgrewrite_status", "ok")
 		add("aof_rewrites", 0)
-		add("aof_last_write_status", "ok")
+		status := "ok"
+		if s.shard.Stats.LastErr.Load() != nil {
+			status = "err" // the shard refuses writes since
+		}
+		add("aof_last_write_status", status)
 		add("appendfsync", s.shard.FsyncPolicy().String())
 		add("basalt_applied_index", s.shard.Applied())
+		// Group commit at work: records applied, the groups (log entries)
+		// they came in, and the log's syncs.
+		add("basalt_records_applied", s.shard.Stats.Records.Load())
+		add("basalt_groups_committed", s.shard.Stats.Groups.Load())
+		add("basalt_log_syncs", s.shard.Stats.Syncs.Load())
 	case "stats":
 		title = "Stats"
 		cmds := s.Stats.Commands.Load()
