@@ -315,13 +315,20 @@ func (st *xreadStream) servable(xgroup bool) (serve, history bool) {
 	case xgroup && !st.newer:
 		return true, true
 	case xgroup:
-		if st.s.h.length > 0 && st.s.lastEntry().cmp(st.e.g.last) > 0 {
+		if st.s.newerThan(st.e.g.last) {
 			st.after = st.e.g.last
 			return true, false
 		}
 		return false, false
 	}
-	return st.s.h.length > 0 && st.s.lastEntry().cmp(st.after) > 0, false
+	return st.s.newerThan(st.after), false
+}
+
+// newerThan reports whether the stream holds an entry after id. No entry
+// is after the last ID the stream generated: a reader that has caught up
+// (a consumer polling an idle stream) costs no read.
+func (s *stream) newerThan(id streamID) bool {
+	return s.h.length > 0 && s.h.last.cmp(id) > 0 && s.lastEntry().cmp(id) > 0
 }
 
 // xreadTwin finds an earlier stream of the call with the same key.
