@@ -1,6 +1,7 @@
 package command
 
 import (
+	"math"
 	"strings"
 
 	"basalt/internal/num"
@@ -88,6 +89,7 @@ func cmdRestore(c *Ctx) {
 	key := c.Args[1]
 	replace, absTTL := false, false
 	idle, freq := int64(-1), int64(-1)
+	var ok bool
 	for i := 4; i < len(c.Args); i++ {
 		more := i+1 < len(c.Args)
 		switch opt := strings.ToLower(c.Arg(i)); {
@@ -96,28 +98,14 @@ func cmdRestore(c *Ctx) {
 		case opt == "absttl":
 			absTTL = true
 		case opt == "idletime" && more && freq == -1:
-			n, ok := num.ParseInt(c.Args[i+1])
-			if !ok {
-				c.W.Error(ErrNotInt)
+			if idle, ok = restoreInt(c, c.Args[i+1], math.MaxInt64, errRestoreIdle); !ok {
 				return
 			}
-			if n < 0 {
-				c.W.Error(errRestoreIdle)
-				return
-			}
-			idle = n
 			i++
 		case opt == "freq" && more && idle == -1:
-			n, ok := num.ParseInt(c.Args[i+1])
-			if !ok {
-				c.W.Error(ErrNotInt)
+			if freq, ok = restoreInt(c, c.Args[i+1], 255, errRestoreFreq); !ok {
 				return
 			}
-			if n < 0 || n > 255 {
-				c.W.Error(errRestoreFreq)
-				return
-			}
-			freq = n
 			i++
 		default:
 			c.W.Error(ErrSyntax)
@@ -128,13 +116,8 @@ func cmdRestore(c *Ctx) {
 		c.W.Error(errBusyKey)
 		return
 	}
-	ttl, ok := num.ParseInt(c.Args[2])
+	ttl, ok := restoreInt(c, c.Args[2], math.MaxInt64, errRestoreTTL)
 	if !ok {
-		c.W.Error(ErrNotInt)
-		return
-	}
-	if ttl < 0 {
-		c.W.Error(errRestoreTTL)
 		return
 	}
 	v, err := rdb.Decode(c.Args[3])
@@ -165,6 +148,21 @@ func cmdRestore(c *Ctx) {
 	}
 	c.Tx.Notify(store.NotifyGeneric, "restore", key)
 	c.W.OK()
+}
+
+// restoreInt parses one of RESTORE's numbers, which must be in [0, most]:
+// Redis's errors for a non-integer and for a number out of range (errRange).
+func restoreInt(c *Ctx, arg []byte, most int64, errRange string) (int64, bool) {
+	n, ok := num.ParseInt(arg)
+	if !ok {
+		c.W.Error(ErrNotInt)
+		return 0, false
+	}
+	if n < 0 || n > most {
+		c.W.Error(errRange)
+		return 0, false
+	}
+	return n, true
 }
 
 // restoreValue writes v under key, which does not exist, with expiry
