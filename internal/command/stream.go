@@ -365,7 +365,9 @@ func decodeNode(first streamID, b []byte) node {
 		bytes: binary.BigEndian.Uint64(b[16:]), last: idFrom(b[24:]), fields: b[40:]}
 }
 
-func (s *stream) putNode(n *node) { s.c.Tx.SetMember(s.key, nodeSub(n.first), n.encode()) }
+// putNode writes a node, held in the Tx: XADDs of one group rewrite the
+// tail node each time.
+func (s *stream) putNode(n *node) { s.c.Tx.HoldMember(s.key, nodeSub(n.first), n.encode()) }
 
 // nodeOf returns the node holding id (the last node starting at or before it).
 func (s *stream) nodeOf(id streamID) (n node, ok bool) {

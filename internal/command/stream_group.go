@@ -55,6 +55,10 @@ type group struct {
 	entriesRead int64
 	pending     uint64
 	consumers   uint64
+	// pelMax is at or after every ID in the pending list: a new delivery
+	// after it needs no lookup of an earlier one. (Records written before
+	// it was kept have none; they read as maxStreamID.)
+	pelMax streamID
 }
 
 func groupSub(name []byte) []byte { return append([]byte{'g'}, name...) }
@@ -67,15 +71,20 @@ func groupTagged(tag byte, name []byte) []byte {
 }
 
 func (g *group) encode() []byte {
-	b := g.last.append(make([]byte, 0, 40))
+	b := g.last.append(make([]byte, 0, 56))
 	b = binary.BigEndian.AppendUint64(b, uint64(g.entriesRead))
 	b = binary.BigEndian.AppendUint64(b, g.pending)
-	return binary.BigEndian.AppendUint64(b, g.consumers)
+	b = binary.BigEndian.AppendUint64(b, g.consumers)
+	return g.pelMax.append(b)
 }
 
 func decodeGroup(name, b []byte) *group {
-	return &group{name: append([]byte(nil), name...), last: idFrom(b), entriesRead: int64(binary.BigEndian.Uint64(b[16:])),
-		pending: binary.BigEndian.Uint64(b[24:]), consumers: binary.BigEndian.Uint64(b[32:])}
+	g := &group{name: append([]byte(nil), name...), last: idFrom(b), entriesRead: int64(binary.BigEndian.Uint64(b[16:])),
+		pending: binary.BigEndian.Uint64(b[24:]), consumers: binary.BigEndian.Uint64(b[32:]), pelMax: maxStreamID}
+	if len(b) >= 56 {
+		g.pelMax = idFrom(b[40:])
+	}
+	return g
 }
 
 // consumer is a group's consumer: when it was last seen and how many
@@ -163,13 +172,14 @@ func (e *groupEdit) consumer(name []byte, create bool) *consumer {
 	return c
 }
 
-// save writes the group and the consumers it loaded.
+// save writes the group and the consumers it loaded, held in the Tx: the
+// XREADGROUPs and XACKs of one group rewrite the same few.
 func (e *groupEdit) save() {
 	tx := e.s.c.Tx
-	tx.SetMember(e.s.key, groupSub(e.g.name), e.g.encode())
+	tx.HoldMember(e.s.key, groupSub(e.g.name), e.g.encode())
 	for _, c := range e.cons {
 		v := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(c.seen))
-		tx.SetMember(e.s.key, e.consumerSub(c.name), binary.BigEndian.AppendUint64(v, c.pending))
+		tx.HoldMember(e.s.key, e.consumerSub(c.name), binary.BigEndian.AppendUint64(v, c.pending))
 		if c.created {
 			tx.Notify(store.NotifyStream, "xgroup-createconsumer", e.s.key)
 			c.created = false
@@ -179,6 +189,9 @@ func (e *groupEdit) save() {
 
 // nack returns the group's pending entry for id.
 func (e *groupEdit) nack(id streamID) (nack, bool) {
+	if id.cmp(e.g.pelMax) > 0 {
+		return nack{}, false
+	}
 	v, ok := e.s.c.Tx.Member(e.s.key, e.pelSub(id))
 	if !ok {
 		return nack{}, false
@@ -192,6 +205,9 @@ func (e *groupEdit) putNack(id streamID, n nack, prev, c *consumer) {
 	tx := e.s.c.Tx
 	if prev == nil {
 		e.g.pending++
+	}
+	if id.cmp(e.g.pelMax) > 0 {
+		e.g.pelMax = id
 	}
 	if prev != c {
 		if prev != nil {

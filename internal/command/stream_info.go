@@ -188,7 +188,8 @@ func xinfoStream(c *Ctx, s *stream, full bool, count int64) {
 		return
 	}
 	c.W.BulkString("entries")
-	xreadEntries(c, s, streamID{}, count)
+	ids, vals := s.entries(streamID{}, count)
+	xreadEntries(c, ids, vals)
 	groups := s.groups()
 	c.W.BulkString("groups")
 	c.W.ArrayLen(len(groups))

@@ -92,6 +92,10 @@ type xreadStream struct {
 	newer bool     // XREADGROUP ">"
 	s     *stream
 	e     *groupEdit
+
+	// What servable read to tell that there is something to serve.
+	ids  []streamID
+	vals [][]byte
 }
 
 func xreadGeneric(c *Ctx, xgroup bool) {
@@ -228,7 +232,7 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 		// log replays the same reply.
 		for k := range streams {
 			if st := &streams[k]; st.s != nil {
-				if serve, _ := st.servable(xgroup); serve {
+				if serve, _ := st.servable(xgroup, 1); serve {
 					argv := [][]byte{c.Args[0]}
 					if xgroup {
 						argv = append(argv, []byte("GROUP"), groupName, consumerName)
@@ -263,7 +267,7 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 			}
 			continue
 		}
-		serve, history := st.servable(xgroup)
+		serve, history := st.servable(xgroup, count)
 		if !serve {
 			continue
 		}
@@ -272,18 +276,18 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 			c.W.ArrayLen(2)
 		}
 		c.W.Bulk(st.key)
-		start, _ := st.after.incr()
 		switch {
 		case !xgroup:
-			xreadEntries(c, st.s, start, count)
+			xreadEntries(c, st.ids, st.vals)
 		case history:
+			start, _ := st.after.incr()
 			// The consumer is created, or seen, only when served.
 			st.e.consumer(consumerName, true).seen = c.Tx.Now
 			xreadHistory(c, st.e, consumerName, start, count)
 			st.e.save()
 		default:
 			st.e.consumer(consumerName, true).seen = c.Tx.Now
-			xreadNew(c, st.e, consumerName, start, count, noack)
+			xreadNew(c, st, consumerName, noack)
 			st.e.save()
 		}
 	}
@@ -309,26 +313,25 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 
 // servable reports whether the call can be answered for this stream now,
 // and whether from the consumer's history (an XREADGROUP ID other than
-// ">"). For ">" it moves after to the group's last delivered ID.
-func (st *xreadStream) servable(xgroup bool) (serve, history bool) {
-	switch {
-	case xgroup && !st.newer:
-		return true, true
-	case xgroup:
-		if st.s.newerThan(st.e.g.last) {
-			st.after = st.e.g.last
-			return true, false
+// ">"). For ">" it moves after to the group's last delivered ID. A new
+// entry to serve is found by reading the first count of them (into ids and
+// vals), which serving needs anyway.
+func (st *xreadStream) servable(xgroup bool, count int64) (serve, history bool) {
+	if xgroup {
+		if !st.newer {
+			return true, true
 		}
+		st.after = st.e.g.last
+	}
+	if st.s.h.length == 0 || st.s.h.last.cmp(st.after) <= 0 {
+		// Nothing is after the last ID the stream generated: a reader
+		// that has caught up (a consumer polling an idle stream) costs
+		// no read.
 		return false, false
 	}
-	return st.s.newerThan(st.after), false
-}
-
-// newerThan reports whether the stream holds an entry after id. No entry
-// is after the last ID the stream generated: a reader that has caught up
-// (a consumer polling an idle stream) costs no read.
-func (s *stream) newerThan(id streamID) bool {
-	return s.h.length > 0 && s.h.last.cmp(id) > 0 && s.lastEntry().cmp(id) > 0
+	start, _ := st.after.incr()
+	st.ids, st.vals = st.s.entries(start, count)
+	return len(st.ids) > 0, false
 }
 
 // xreadTwin finds an earlier stream of the call with the same key.
@@ -341,37 +344,31 @@ func xreadTwin(before []xreadStream, key []byte) *xreadStream {
 	return nil
 }
 
-// xreadEntries replies with up to count (0: all) entries from start on.
-func xreadEntries(c *Ctx, s *stream, start streamID, count int64) {
-	var ids []streamID
-	var vals [][]byte
+// entries returns up to count (0: all) entries from start on.
+func (s *stream) entries(start streamID, count int64) (ids []streamID, vals [][]byte) {
 	s.each(start, maxStreamID, false, func(id streamID, v []byte) bool {
 		ids = append(ids, id)
 		vals = append(vals, append([]byte(nil), v...))
 		return count == 0 || int64(len(ids)) < count
 	})
+	return ids, vals
+}
+
+// xreadEntries replies with entries.
+func xreadEntries(c *Ctx, ids []streamID, vals [][]byte) {
 	c.W.ArrayLen(len(ids))
 	for k, id := range ids {
 		c.writeEntry(id, vals[k])
 	}
 }
 
-// xreadNew delivers new entries to a consumer of the group: each moves the
-// group on and (unless noack) becomes pending for the consumer, taken from
-// another consumer if XGROUP SETID made it pending already.
-func xreadNew(c *Ctx, e *groupEdit, consumerName []byte, start streamID, count int64, noack bool) {
-	var ids []streamID
-	var vals [][]byte
-	e.s.each(start, maxStreamID, false, func(id streamID, v []byte) bool {
-		ids = append(ids, id)
-		vals = append(vals, append([]byte(nil), v...))
-		return count == 0 || int64(len(ids)) < count
-	})
+func xreadNew(c *Ctx, st *xreadStream, consumerName []byte, noack bool) {
+	e := st.e
 	cons := e.consumer(consumerName, true)
-	c.W.ArrayLen(len(ids))
-	for k, id := range ids {
+	c.W.ArrayLen(len(st.ids))
+	for k, id := range st.ids {
 		e.delivered(id)
-		c.writeEntry(id, vals[k])
+		c.writeEntry(id, st.vals[k])
 		if noack {
 			continue
 		}

@@ -32,6 +32,7 @@ func (t *Tx) CopyTo(src []byte, m Meta, dstDB int, dst []byte) {
 	// An iterator on the batch sees the batch as it was when created, so
 	// writing dst's members while walking src's is safe (and the two
 	// prefixes never overlap).
+	t.saveHeld(from, PrefixEnd(from))
 	it, err := t.chain.view.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: PrefixEnd(from)})
 	if err != nil {
 		panic(err)

@@ -18,6 +18,7 @@ func (t *Tx) MemberIter(key, from, to []byte) *MemberIter {
 	p := MemberPrefix(nil, t.phys(), key)
 	lower := append(append([]byte(nil), p...), from...)
 	upper := append(append([]byte(nil), p...), to...)
+	t.saveHeld(lower, upper)
 	it, err := t.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		panic(err)

@@ -59,6 +59,9 @@ type Tx struct {
 	unsaved bool // written holds entries saveMeta has not written
 	flushed bool
 
+	held        map[string]*heldMember // by Pebble key (held.go)
+	heldUnsaved bool
+
 	writes int // changes made so far (see Writes)
 
 	// last is the metadata rawMeta found last in a write Tx, until the Tx
@@ -136,7 +139,7 @@ func (s *Store) WriteTxAfter(prev *Tx, size int) *Tx {
 	t := &Tx{st: s, b: b, countDelta: make([]int64, n), expiresDelta: make([]int64, n),
 		written: map[string]pendingMeta{}, notify: NotifyFlags(s.notify.Load())}
 	if prev != nil && !prev.committed && prev.b != nil {
-		prev.saveMeta() // the view holds all of prev for t's iterations
+		prev.save() // the view holds all of prev for t's iterations
 		t.prev, t.chain = prev, prev.chain
 		t.dbMap = append([]int(nil), prev.dbMap...)
 	} else {
@@ -224,27 +227,43 @@ func (t *Tx) saveMeta() {
 		if e.saved {
 			continue
 		}
-		k := []byte(mk)
-		var err error
 		if e.found {
-			if err = t.b.Set(k, e.value, nil); err == nil {
-				err = t.chain.view.Set(k, e.value, nil)
-			}
-		} else if err = t.b.Delete(k, nil); err == nil {
-			err = t.chain.view.Delete(k, nil)
-		}
-		if err != nil {
-			panic(err)
+			t.setBoth([]byte(mk), e.value)
+		} else {
+			t.delBoth([]byte(mk))
 		}
 		e.saved = true
 		t.written[mk] = e
 	}
 }
 
-// set and del write to the Tx's own batch and to its chain's view.
+// save writes what the Tx keeps until sealed: metadata and held members.
+func (t *Tx) save() {
+	t.saveMeta()
+	t.saveHeld(nil, nil)
+}
+
+// set and del write to the Tx's own batch and to its chain's view (or to
+// the key's held entry).
 func (t *Tx) set(k, v []byte) {
+	if t.heldWrite(k, v, true) {
+		return
+	}
 	t.writes++
 	t.last.valid = false
+	t.setBoth(k, v)
+}
+
+func (t *Tx) del(k []byte) {
+	if t.heldWrite(k, nil, false) {
+		return
+	}
+	t.writes++
+	t.last.valid = false
+	t.delBoth(k)
+}
+
+func (t *Tx) setBoth(k, v []byte) {
 	if err := t.b.Set(k, v, nil); err != nil {
 		panic(err)
 	}
@@ -253,9 +272,7 @@ func (t *Tx) set(k, v []byte) {
 	}
 }
 
-func (t *Tx) del(k []byte) {
-	t.writes++
-	t.last.valid = false
+func (t *Tx) delBoth(k []byte) {
 	if err := t.b.Delete(k, nil); err != nil {
 		panic(err)
 	}
@@ -265,6 +282,7 @@ func (t *Tx) del(k []byte) {
 }
 
 func (t *Tx) delRange(lo, hi []byte) {
+	t.forgetHeld(lo, hi)
 	t.writes++
 	t.last.valid = false
 	if err := t.b.DeleteRange(lo, hi, nil); err != nil {
@@ -338,7 +356,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	if t.prev != nil && !t.prev.committed {
 		panic("store: a chained Tx committed before its predecessor")
 	}
-	t.saveMeta()
+	t.save()
 	for phys := range t.countDelta {
 		if d := t.countDelta[phys]; d != 0 {
 			n := t.st.counts[phys].Load() + d
@@ -417,6 +435,9 @@ func (t *Tx) get(k []byte) (out []byte, found bool) {
 // view calls fn with k's value, which is Pebble's and only valid during
 // the call, if k exists.
 func (t *Tx) view(k []byte, fn func(v []byte)) bool {
+	if held, found := t.heldView(k, fn); held {
+		return found
+	}
 	v, closer, err := t.r.Get(k)
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
@@ -713,6 +734,7 @@ func (t *Tx) Members(key, from, to []byte, reverse bool, fn func(sub, value []by
 	} else {
 		upper = prefixEnd(upper)
 	}
+	t.saveHeld(lower, upper)
 	it, err := t.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		panic(err)

@@ -375,6 +375,17 @@ func TestStreamGroups(t *testing.T) {
 			SET str v
 			XREAD STREAMS str 0
 			XREAD STREAMS s1 str 0 0
+			XADD s3 1-1 a 1
+			XADD s3 2-1 b 2
+			XDEL s3 2-1
+			XREAD STREAMS s3 1-1
+			XREAD STREAMS s3 0-1
+			XSETID s3 9-1
+			XREAD STREAMS s3 1-1
+			XGROUP CREATE s3 g3 1-1
+			XREADGROUP GROUP g3 c STREAMS s3 >
+			XADD s3 10-1 c 3
+			XREADGROUP GROUP g3 c STREAMS s3 >
 			MULTI
 			XREAD BLOCK 0 STREAMS missing 0
 			XREAD BLOCK 0 STREAMS s1 $
@@ -454,6 +465,8 @@ func TestStreamGroups(t *testing.T) {
 			XPENDING s g
 			XADD s 5-1 e 5
 			XCLAIM s g c3 0 5-1 FORCE JUSTID
+			XREADGROUP GROUP g c4 STREAMS s >
+			XPENDING s g
 			XCLAIM s g c3 0 5-1 IDLE 500000
 			XCLAIM s g c1 0 1-1 LASTID 100-1 JUSTID
 			XINFO GROUPS s

@@ -1,0 +1,105 @@
+package store
+
+import "bytes"
+
+// Held members: a member that most commands of a group rewrite (a
+// stream's tail node, a consumer group's record and its consumers) is kept
+// in the write Tx and reaches the batches once, when the Tx is sealed, as
+// pendingMeta does for metadata. Each rewrite would otherwise be a batch
+// insert, a view insert, a memtable insert and a version for the flush to
+// drop, and each read of it a Get through the view.
+//
+// Point reads (view) find a held member first. A range read or deletion
+// over it must not miss it, so iterators save the held members in their
+// range before they open, and a range deletion forgets those it covers.
+
+type heldMember struct {
+	value []byte
+	found bool // false: deleted
+	saved bool // in the batch and the view
+}
+
+// HoldMember writes a collection member that the group is likely to write
+// again; readers of the Tx see it at once.
+func (t *Tx) HoldMember(key, sub, value []byte) {
+	t.mustWrite()
+	t.hold(memberKey(t.phys(), key, sub), value, true)
+}
+
+func (t *Tx) hold(k, value []byte, found bool) {
+	t.writes++
+	t.last.valid = false
+	if t.held == nil {
+		t.held = map[string]*heldMember{}
+	}
+	e := t.held[string(k)]
+	if e == nil {
+		e = &heldMember{}
+		t.held[string(k)] = e
+	}
+	e.value, e.found, e.saved = append(e.value[:0], value...), found, false
+	t.heldUnsaved = true
+}
+
+// heldWrite makes a plain write of k update its held entry, if k is held
+// (the entry would otherwise overwrite it when saved), and reports whether
+// it did.
+func (t *Tx) heldWrite(k, value []byte, found bool) bool {
+	if len(t.held) == 0 || t.held[string(k)] == nil {
+		return false
+	}
+	t.hold(k, value, found)
+	return true
+}
+
+// heldView calls fn with k's held value and reports whether k is held
+// (found says whether it exists).
+func (t *Tx) heldView(k []byte, fn func(v []byte)) (held, found bool) {
+	if len(t.held) == 0 {
+		return false, false
+	}
+	e := t.held[string(k)]
+	if e == nil {
+		return false, false
+	}
+	if e.found {
+		fn(e.value)
+	}
+	return true, e.found
+}
+
+// saveHeld writes the unsaved held members with keys in [lo, hi) (nil
+// bounds: all of them) to the batch and the view.
+func (t *Tx) saveHeld(lo, hi []byte) {
+	if !t.heldUnsaved {
+		return
+	}
+	all := lo == nil && hi == nil
+	for k, e := range t.held {
+		if e.saved || !all && !inSpan([]byte(k), lo, hi) {
+			continue
+		}
+		e.saved = true
+		if e.found {
+			t.setBoth([]byte(k), e.value)
+		} else {
+			t.delBoth([]byte(k))
+		}
+	}
+	if all {
+		t.heldUnsaved = false
+	}
+}
+
+// forgetHeld drops the held members a range deletion of [lo, hi) covers.
+func (t *Tx) forgetHeld(lo, hi []byte) {
+	for k := range t.held {
+		if inSpan([]byte(k), lo, hi) {
+			delete(t.held, k)
+		}
+	}
+}
+
+func inSpan(k, lo, hi []byte) bool {
+	return bytes.Compare(k, lo) >= 0 && (hi == nil || bytes.Compare(k, hi) < 0)
+}
