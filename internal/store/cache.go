@@ -3,6 +3,8 @@ package store
 import (
 	"hash/maphash"
 	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // metaCache keeps recently used metadata entries (for strings: the value)
@@ -14,6 +16,13 @@ import (
 // A reader that misses reads Pebble and then fills the cache, unless the
 // apply loop changed that part of the cache meanwhile (its version moved):
 // otherwise the reader could put back a value older than a commit.
+//
+// A shard that holds every metadata entry of its part of the key space
+// (complete) answers a miss itself: the key does not exist. Every write of
+// a new key looks for an old one first, and this spares it a search of
+// Pebble's memtables and levels. A shard is complete from when the store
+// is opened (preload) or emptied until it first evicts an entry; entries
+// too big to keep stay as markers that send readers to Pebble.
 type metaCache struct {
 	shards [cacheShards]cacheShard
 	seed   maphash.Seed
@@ -29,8 +38,9 @@ type cacheShard struct {
 	mu      sync.Mutex
 	m       map[string]*cacheEntry
 	version uint64
-	bytes   int64 // what the entries cost, roughly
-	limit   int64
+	bytes    int64 // what the entries cost, roughly
+	limit    int64
+	complete bool // every metadata entry of the shard is in m
 }
 
 // A cacheEntry stays the map's entry for its key until it is removed
@@ -41,6 +51,7 @@ type cacheShard struct {
 type cacheEntry struct {
 	value []byte // the stored metadata value
 	found bool   // false: the key does not exist
+	big   bool   // the key exists, its value is too big to keep: read Pebble
 	memo  any    // what a read derived from the key's value (memo.go), or nil
 	dead  bool   // no longer in the map
 }
@@ -61,23 +72,21 @@ func (c *metaCache) shard(mk []byte) *cacheShard {
 
 // get returns a copy of the cached entry for a metadata key, the entry
 // itself (for set) and its shard's version (for fill after a miss).
-func (c *metaCache) get(mk []byte) (e cacheEntry, ref *cacheEntry, version uint64) {
+// complete says that a miss means the key does not exist.
+func (c *metaCache) get(mk []byte) (e cacheEntry, ref *cacheEntry, version uint64, complete bool) {
 	s := c.shard(mk)
 	s.mu.Lock()
 	if ref = s.m[string(mk)]; ref != nil {
 		e = *ref
 	}
-	version = s.version
+	version, complete = s.version, s.complete
 	s.mu.Unlock()
-	return e, ref, version
+	return e, ref, version, complete
 }
 
 // fill caches what a reader found in Pebble if nothing changed since it
 // looked (version).
 func (c *metaCache) fill(mk, value []byte, found bool, version uint64) {
-	if len(value) > cacheValueLimit {
-		return
-	}
 	s := c.shard(mk)
 	s.mu.Lock()
 	if s.version == version {
@@ -108,24 +117,23 @@ func (c *metaCache) set(mk, value []byte, found bool, ref *cacheEntry) {
 	if ref == nil || ref.dead {
 		ref = s.m[string(mk)]
 	}
-	if len(value) > cacheValueLimit {
-		if ref != nil {
-			s.remove(string(mk), ref)
-		}
-	} else {
-		s.put(mk, ref, value, found)
-	}
+	s.put(mk, ref, value, found)
 	s.mu.Unlock()
 }
 
-// put stores value as mk's entry; old is that entry or nil.
+// put stores value as mk's entry (a marker if it is too big); old is that
+// entry or nil.
 func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
+	big := len(value) > cacheValueLimit
+	if big {
+		value = nil
+	}
 	cost := entryCost(mk, value)
 	if old != nil {
 		// The old value's bytes stay as they are: a reader may be copying
 		// them.
 		s.bytes += cost - entryCost(mk, old.value)
-		old.value, old.found, old.memo = append([]byte(nil), value...), found, nil
+		old.value, old.found, old.big, old.memo = append([]byte(nil), value...), found, big, nil
 		return
 	}
 	if s.bytes+cost > s.limit {
@@ -139,9 +147,10 @@ func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
 		}
 	}
 	if s.bytes+cost > s.limit {
+		s.complete = false
 		return
 	}
-	s.m[string(mk)] = &cacheEntry{value: append([]byte(nil), value...), found: found}
+	s.m[string(mk)] = &cacheEntry{value: append([]byte(nil), value...), found: found, big: big}
 	s.bytes += cost
 }
 
@@ -149,12 +158,14 @@ func (s *cacheShard) remove(k string, e *cacheEntry) {
 	s.bytes -= entryCost([]byte(k), e.value)
 	e.dead = true
 	delete(s.m, k)
+	s.complete = false
 }
 
 func entryCost(mk, value []byte) int64 { return int64(len(mk) + len(value) + cacheEntryCost) }
 
-// clear empties the cache (after FLUSHDB and FLUSHALL).
-func (c *metaCache) clear() {
+// clear empties the cache (after FLUSHDB and FLUSHALL); complete says
+// whether the store is empty now.
+func (c *metaCache) clear(complete bool) {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
@@ -164,6 +175,39 @@ func (c *metaCache) clear() {
 		}
 		clear(s.m)
 		s.bytes = 0
+		s.complete = complete && s.limit > 0
 		s.mu.Unlock()
 	}
+}
+
+// preloadEntryCost is about what an entry of a small key costs: the store
+// does not preload a key space that would not fit.
+const preloadEntryCost = cacheEntryCost + 48
+
+// preload fills an empty cache with every metadata entry of the store,
+// which holds about keys keys, if they fit, and makes it complete: done
+// when the store opens, before any reader or writer uses it.
+func (c *metaCache) preload(r pebble.Reader, keys int64) error {
+	c.clear(keys == 0)
+	if keys == 0 || keys*preloadEntryCost > c.shards[0].limit*cacheShards {
+		return nil
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixMeta}, UpperBound: []byte{prefixMeta + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for i := range c.shards {
+		c.shards[i].complete = true // until an entry does not fit
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		mk := it.Key()
+		s := c.shard(mk)
+		s.put(mk, nil, it.Value(), true)
+	}
+	if err := it.Error(); err != nil {
+		c.clear(false)
+		return err
+	}
+	return nil
 }

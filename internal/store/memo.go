@@ -27,7 +27,7 @@ func (t *Tx) Memo(key []byte) (memo any, found bool, tok MemoToken) {
 		return nil, false, MemoToken{}
 	}
 	t.scratch = MetaKey(t.scratch[:0], t.phys(), key)
-	e, ref, _ := t.st.cache.get(t.scratch)
+	e, ref, _, _ := t.st.cache.get(t.scratch)
 	if ref == nil || !e.found {
 		return nil, false, MemoToken{}
 	}

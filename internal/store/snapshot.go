@@ -210,7 +210,6 @@ func (s *Store) InstallSnapshot(dir string, applied uint64) error {
 	if _, err := s.pdb.IngestAndExcise(context.Background(), paths, nil, nil, all); err != nil {
 		return err
 	}
-	s.cache.clear()
 	if err := s.load(); err != nil {
 		return err
 	}

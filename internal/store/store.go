@@ -131,7 +131,21 @@ func (s *Store) load() error {
 		}
 	}
 	s.dbMap.Store(&m)
-	return nil
+	var keys int64
+	for i := range s.counts {
+		keys += s.counts[i].Load()
+	}
+	return s.cache.preload(s.pdb, keys)
+}
+
+// empty reports whether no database holds a key.
+func (s *Store) empty() bool {
+	for i := range s.counts {
+		if s.counts[i].Load() != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Close closes the store. Writes must have stopped.

@@ -392,7 +392,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 		t.st.dbMap.Store(&m)
 	}
 	if t.flushed {
-		t.st.cache.clear()
+		t.st.cache.clear(t.st.empty())
 	}
 	for mk, e := range t.written {
 		t.st.cache.set([]byte(mk), e.value, e.found, e.ref)
@@ -497,7 +497,7 @@ func (t *Tx) readMeta(mk []byte) (m Meta, ok bool, ref *cacheEntry) {
 		v, ok, ref = append([]byte(nil), e.value...), e.found, e.ref // callers may edit the body
 	} else if t.snap != nil || t.b != nil && t.cacheStale() {
 		v, ok = t.get(mk)
-	} else if e, cached, version := t.st.cache.get(mk); cached != nil {
+	} else if e, cached, version, complete := t.st.cache.get(mk); cached != nil && !e.big {
 		v, ok = e.value, e.found
 		if t.b != nil {
 			ref = cached
@@ -505,7 +505,12 @@ func (t *Tx) readMeta(mk []byte) (m Meta, ok bool, ref *cacheEntry) {
 		if !t.shared || t.b != nil {
 			v = append([]byte(nil), v...)
 		}
-	} else {
+	} else if cached != nil { // a big value: the cache knows the key, not its value
+		v, ok = t.get(mk)
+		if t.b != nil {
+			ref = cached
+		}
+	} else if !complete {
 		v, ok = t.get(mk)
 		t.st.cache.fill(mk, v, ok, version)
 	}

@@ -79,9 +79,9 @@ func TestMetaCacheStaleRef(t *testing.T) {
 	c := newMetaCache(cacheShards * 200)
 	key := []byte("k")
 	c.set(key, []byte("old"), true, nil)
-	_, ref, _ := c.get(key)
+	_, ref, _, _ := c.get(key)
 	c.set(key, []byte("v1"), true, ref)
-	if e, again, _ := c.get(key); again != ref || string(e.value) != "v1" {
+	if e, again, _, _ := c.get(key); again != ref || string(e.value) != "v1" {
 		t.Fatalf("in place: %q, same entry %v", e.value, again == ref)
 	}
 	for i := 0; !ref.dead; i++ {
@@ -90,10 +90,10 @@ func TestMetaCacheStaleRef(t *testing.T) {
 		}
 		c.set(fmt.Appendf(nil, "other%d", i), []byte("0123456789"), true, nil)
 	}
-	_, _, version := c.get(key)
+	_, _, version, _ := c.get(key)
 	c.fill(key, []byte("v1"), true, version) // a reader caches the key again
 	c.set(key, []byte("v2"), true, ref)
-	if e, _, _ := c.get(key); string(e.value) != "v2" {
+	if e, _, _, _ := c.get(key); string(e.value) != "v2" {
 		t.Fatalf("after a write through an evicted entry the cache holds %q", e.value)
 	}
 }
@@ -121,7 +121,7 @@ func TestMetaCacheBound(t *testing.T) {
 		t.Fatal("the cache holds nothing")
 	}
 	c.set([]byte("last"), []byte("v"), true, nil)
-	if e, ref, _ := c.get([]byte("last")); ref == nil || string(e.value) != "v" {
+	if e, ref, _, _ := c.get([]byte("last")); ref == nil || string(e.value) != "v" {
 		t.Errorf("latest entry: %q, %v", e.value, ref != nil)
 	}
 }
