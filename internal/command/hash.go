@@ -109,9 +109,17 @@ func (w *hashWriter) get(field []byte) ([]byte, bool) {
 
 // set writes field and reports whether it is new.
 func (w *hashWriter) set(field, value []byte) bool {
-	sub := w.subKey(field)
-	_, exists := w.c.Tx.Member(w.key, sub)
-	w.c.Tx.SetMember(w.key, sub, value)
+	exists := false
+	if w.h.n > 0 { // a new hash has no fields to look for
+		_, exists = w.c.Tx.Member(w.key, w.subKey(field))
+	}
+	return w.put(field, value, exists)
+}
+
+// put writes field, which exists or not as get found, and reports whether
+// it is new.
+func (w *hashWriter) put(field, value []byte, exists bool) bool {
+	w.c.Tx.SetMember(w.key, w.subKey(field), value)
 	if len(field) > hashMaxListpackValue || len(value) > hashMaxListpackValue {
 		w.h.big = true
 	}
@@ -186,7 +194,7 @@ func cmdHSetNX(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	w.set(c.Args[2], c.Args[3])
+	w.put(c.Args[2], c.Args[3], false)
 	w.done("hset")
 	c.W.Int(1)
 }
@@ -325,7 +333,8 @@ func cmdHIncrBy(c *Ctx) {
 		return
 	}
 	var cur int64
-	if v, exists := w.get(c.Args[2]); exists {
+	v, exists := w.get(c.Args[2])
+	if exists {
 		if cur, ok = num.ParseInt(v); !ok {
 			c.W.Error(errHashNotInt)
 			return
@@ -336,7 +345,7 @@ func cmdHIncrBy(c *Ctx) {
 		return
 	}
 	cur += incr
-	w.set(c.Args[2], num.FormatInt(cur))
+	w.put(c.Args[2], num.FormatInt(cur), exists)
 	w.done("hincrby")
 	c.W.Int(cur)
 }
@@ -351,13 +360,13 @@ func cmdHIncrByFloat(c *Ctx) {
 	if !ok {
 		return
 	}
-	cur, _ := w.get(c.Args[2]) // nil when missing, which counts as 0
+	cur, exists := w.get(c.Args[2]) // nil when missing, which counts as 0
 	v, err := num.HIncrByFloat(cur, c.Args[3])
 	if err != nil {
 		c.W.Error(err.Error())
 		return
 	}
-	w.set(c.Args[2], v)
+	w.put(c.Args[2], v, exists)
 	w.done("hincrbyfloat")
 	c.W.Bulk(v)
 }

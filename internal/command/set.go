@@ -129,8 +129,10 @@ func setSave(c *Ctx, key []byte, m store.Meta, h sizeHeader, event string) {
 // setAdd adds member and reports whether it was new.
 func setAdd(c *Ctx, key, member []byte, h *sizeHeader) bool {
 	sub := store.HashedSub(nil, member)
-	if _, ok := c.Tx.Member(key, sub); ok {
-		return false
+	if h.n > 0 { // a new set has no members to look for
+		if _, ok := c.Tx.Member(key, sub); ok {
+			return false
+		}
 	}
 	c.Tx.SetMember(key, sub, nil)
 	setAdded(h, member)
