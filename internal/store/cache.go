@@ -52,6 +52,9 @@ type cacheEntry struct {
 	value []byte // the stored metadata value
 	found bool   // false: the key does not exist
 	big   bool   // the key exists, its value is too big to keep: read Pebble
+	// chunks are the chunks of a chunked string that live reads fetched
+	// (chunks.go), by index: nil not fetched, noChunk none stored.
+	chunks [][]byte
 	memo  any    // what a read derived from the key's value (memo.go), or nil
 	dead  bool   // no longer in the map
 }
@@ -132,8 +135,8 @@ func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
 	if old != nil {
 		// The old value's bytes stay as they are: a reader may be copying
 		// them.
-		s.bytes += cost - entryCost(mk, old.value)
-		old.value, old.found, old.big, old.memo = append([]byte(nil), value...), found, big, nil
+		s.bytes += cost - old.cost(mk)
+		old.value, old.found, old.big, old.memo, old.chunks = append([]byte(nil), value...), found, big, nil, nil
 		return
 	}
 	if s.bytes+cost > s.limit {
@@ -155,13 +158,22 @@ func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
 }
 
 func (s *cacheShard) remove(k string, e *cacheEntry) {
-	s.bytes -= entryCost([]byte(k), e.value)
+	s.bytes -= e.cost([]byte(k))
 	e.dead = true
 	delete(s.m, k)
 	s.complete = false
 }
 
 func entryCost(mk, value []byte) int64 { return int64(len(mk) + len(value) + cacheEntryCost) }
+
+// cost is what e costs, its chunks included.
+func (e *cacheEntry) cost(mk []byte) int64 {
+	n := entryCost(mk, e.value)
+	for _, c := range e.chunks {
+		n += int64(len(c))
+	}
+	return n
+}
 
 // clear empties the cache (after FLUSHDB and FLUSHALL); complete says
 // whether the store is empty now.

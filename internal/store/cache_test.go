@@ -123,3 +123,56 @@ func TestCacheBigMarker(t *testing.T) {
 		t.Fatalf("after a small write: %+v", e)
 	}
 }
+
+// Live reads of a small chunked string keep its chunks in the cache and
+// read them from there, until a write of the string drops them.
+func TestChunkMemo(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{Databases: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key := []byte("s")
+	value := make([]byte, 3*ChunkSize-100)
+	for i := range value {
+		value[i] = byte(i)
+	}
+	value[ChunkSize] = 0 // chunk 1 stays stored: only all-zero chunks are not
+	clear(value[2*ChunkSize:])
+	tx := st.WriteTx()
+	tx.WriteString(key, value, 0)
+	if err := tx.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	read := func() []byte {
+		r := st.ReadTx(0, 0, false)
+		defer r.Close()
+		m, ok := r.Lookup(key)
+		if !ok {
+			t.Fatal("the key is gone")
+		}
+		return r.ReadString(key, m)
+	}
+	if got := read(); string(got) != string(value) {
+		t.Fatal("first read differs")
+	}
+	// Chunk 0 disappears from Pebble behind the store's back: a read that
+	// still finds it reads the kept copy.
+	if err := st.pdb.Delete(memberKey(0, key, chunkSub(0)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); string(got) != string(value) {
+		t.Fatal("the second read does not come from the kept chunks")
+	}
+	tx = st.WriteTx()
+	m, _ := tx.Lookup(key)
+	tx.WriteStringRange(key, m, 10, []byte("new"))
+	if err := tx.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	want := append(make([]byte, ChunkSize), value[ChunkSize:]...) // chunk 0 was deleted
+	copy(want[10:], "new")
+	if got := read(); string(got) != string(want) {
+		t.Fatalf("after a write the read finds %q..., want %q...", got[:16], want[:16])
+	}
+}

@@ -97,7 +97,7 @@ func (t *Tx) VisitString(key []byte, m Meta, start, end int64, fn func(off, n in
 		// once, where an iterator steps over every older version of a hot
 		// key (an HLL or a bitmap rewritten thousands of times).
 		for ci := first; ci <= last && !stopped; ci++ {
-			t.viewMember(key, chunkSub(ci), func(v []byte) {
+			t.viewChunk(key, m, ci, func(v []byte) {
 				cs := ci * ChunkSize
 				lo, hi := max(cs, start), min(cs+int64(len(v)), end)
 				if lo < hi {

@@ -50,6 +50,7 @@ type Tx struct {
 	TouchedDBs func(a, b int)
 	scratch    []byte
 	scratchBuf [48]byte // scratch's first buffer: a read's lookup allocates no key
+	chunkKey   []byte   // the metadata key viewChunk looks up
 
 	// written holds the metadata entries this batch wrote, by Pebble key;
 	// they go to the batches when the Tx is sealed (see pendingMeta) and

@@ -110,7 +110,7 @@ func TestMetaCacheBound(t *testing.T) {
 		s := &c.shards[i]
 		var sum int64
 		for k, e := range s.m {
-			sum += entryCost([]byte(k), e.value)
+			sum += e.cost([]byte(k))
 		}
 		if sum != s.bytes || s.bytes > s.limit {
 			t.Fatalf("shard %d: counted %d bytes, holds %d, limit %d", i, s.bytes, sum, s.limit)
