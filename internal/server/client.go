@@ -341,7 +341,7 @@ func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
 	}
 	// Movable-key commands (SINTERCARD, ZUNION...) have FirstKey 0 but key specs.
 	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey || cmd.FirstKey == 0 && cmd.KeySpecs != nil
-	runRead(c.srv.st, c.db, now, multiKey, w, argv, func(ctx *command.Ctx) { cmd.Run(ctx) })
+	runRead(c.srv.st, c.db, now, multiKey, w, argv, cmd.Run)
 }
 
 // runRead runs a read on a new read Tx (on a snapshot if snapshot). A read
@@ -350,25 +350,28 @@ func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
 // becomes an error reply, its partial output dropped, as the apply loop
 // does for writes: a bug in one read must not take the server down.
 func runRead(st *store.Store, db int, now int64, snapshot bool, w *resp.Writer, argv [][]byte, run func(*command.Ctx)) {
-	mark := w.Len()
-	stale := func() (stale bool) {
-		tx := st.ReadTx(db, now, snapshot)
-		defer tx.Close()
-		defer func() {
-			if r := recover(); r != nil {
-				w.Buf = w.Buf[:mark]
-				if stale = r == store.ErrStaleRead; !stale {
-					slog.Error("read panicked", "command", string(argv[0]), "panic", r, "stack", string(debug.Stack()))
-					w.Error("ERR internal error while reading")
-				}
-			}
-		}()
-		run(&command.Ctx{Tx: tx, Args: argv, W: w})
-		return false
-	}
-	for stale() {
+	for readOnce(st, db, now, snapshot, w, argv, run) {
 		snapshot = true
 	}
+}
+
+// readOnce runs a read on a Tx of its own and reports whether it met a
+// commit between its reads (store.ErrStaleRead), its reply undone.
+func readOnce(st *store.Store, db int, now int64, snapshot bool, w *resp.Writer, argv [][]byte, run func(*command.Ctx)) (stale bool) {
+	mark := w.Len()
+	tx := st.ReadTx(db, now, snapshot)
+	defer tx.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			w.Buf = w.Buf[:mark]
+			if stale = r == store.ErrStaleRead; !stale {
+				slog.Error("read panicked", "command", string(argv[0]), "panic", r, "stack", string(debug.Stack()))
+				w.Error("ERR internal error while reading")
+			}
+		}
+	}()
+	run(&command.Ctx{Tx: tx, Args: argv, W: w})
+	return false
 }
 
 // showsData lists the node-local commands whose reply shows the data.

@@ -35,9 +35,9 @@ const (
 )
 
 type cacheShard struct {
-	mu      sync.Mutex
-	m       map[string]*cacheEntry
-	version uint64
+	mu       sync.Mutex
+	m        map[string]*cacheEntry
+	version  uint64
 	bytes    int64 // what the entries cost, roughly
 	limit    int64
 	complete bool // every metadata entry of the shard is in m
@@ -55,8 +55,8 @@ type cacheEntry struct {
 	// chunks are the chunks of a chunked string that live reads fetched
 	// (chunks.go), by index: nil not fetched, noChunk none stored.
 	chunks [][]byte
-	memo  any    // what a read derived from the key's value (memo.go), or nil
-	dead  bool   // no longer in the map
+	memo   any  // what a read derived from the key's value (memo.go), or nil
+	dead   bool // no longer in the map
 }
 
 // newMetaCache returns a cache that holds about size bytes (0: nothing).

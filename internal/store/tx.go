@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -109,14 +110,20 @@ func (t *Tx) ViewSize() int { return t.chain.view.Len() }
 // the first, would hold up the second).
 func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
 	s.installing.RLock()
-	t := &Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true, reading: true}
-	t.scratch = t.scratchBuf[:0]
+	t := readTxs.Get().(*Tx)
+	chunkKey := t.chunkKey
+	*t = Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true, reading: true}
+	t.scratch, t.chunkKey = t.scratchBuf[:0], chunkKey[:0]
 	if snapshot {
 		t.snap = s.pdb.NewSnapshot()
 		t.r = t.snap
 	}
 	return t
 }
+
+// readTxs are read Txs closed, for the next reads: a read is often a few
+// hundred nanoseconds of work, and a Tx is a few hundred bytes.
+var readTxs = sync.Pool{New: func() any { return new(Tx) }}
 
 // WriteTx starts the batch of one group, on committed state.
 func (s *Store) WriteTx() *Tx { return s.WriteTxAfter(nil, 0) }
@@ -159,7 +166,7 @@ func (s *Store) WriteTxAfter(prev *Tx, size int) *Tx {
 // Close releases a read Tx's snapshot or a write Tx's uncommitted batch,
 // whose events are dropped. The events of a Tx that wrote and published
 // nothing (a read's, or a group of reads in the apply loop) can only be
-// keymiss: they go out now.
+// keymiss: they go out now. A read Tx is reused after Close.
 func (t *Tx) Close() {
 	if t.writes == 0 && t.published == 0 {
 		t.deliverEvents()
@@ -176,6 +183,8 @@ func (t *Tx) Close() {
 	if t.reading {
 		t.reading = false
 		t.st.installing.RUnlock()
+		*t = Tx{chunkKey: t.chunkKey}
+		readTxs.Put(t)
 	}
 }
 
