@@ -111,11 +111,13 @@ func (z *zset) rnode(level int, bound []byte) rnode {
 	return n
 }
 
-// putCounts writes a block's counts; putRNode also creates the block.
+// putCounts writes a block's counts, held in the Tx (the writes of a group
+// to one set rewrite the upper levels' counts each time); putRNode also
+// creates the block.
 func (z *zset) putCounts(n rnode) {
 	v := binary.AppendUvarint(make([]byte, 0, 8), uint64(n.count))
 	v = binary.AppendUvarint(v, uint64(n.children))
-	z.c.Tx.SetMember(z.key, append([]byte{zTagCount, byte(n.level)}, n.bound...), v)
+	z.c.Tx.HoldMember(z.key, append([]byte{zTagCount, byte(n.level)}, n.bound...), v)
 }
 
 func (z *zset) putRNode(n rnode) {

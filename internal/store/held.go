@@ -39,6 +39,19 @@ func (t *Tx) hold(k, value []byte, found bool) {
 	}
 	e.value, e.found, e.saved = append(e.value[:0], value...), found, false
 	t.heldUnsaved = true
+	if t.heldLo == nil || bytes.Compare(k, t.heldLo) < 0 {
+		t.heldLo = append(t.heldLo[:0], k...)
+	}
+	if bytes.Compare(k, t.heldHi) > 0 {
+		t.heldHi = append(t.heldHi[:0], k...)
+	}
+}
+
+// heldOutside reports whether every held member is outside [lo, hi): an
+// iteration over the score index of a sorted set whose rank counts are
+// held looks at none of them.
+func (t *Tx) heldOutside(lo, hi []byte) bool {
+	return len(t.held) == 0 || hi != nil && bytes.Compare(t.heldLo, hi) >= 0 || bytes.Compare(t.heldHi, lo) < 0
 }
 
 // heldWrite makes a plain write of k update its held entry, if k is held
@@ -71,10 +84,10 @@ func (t *Tx) heldView(k []byte, fn func(v []byte)) (held, found bool) {
 // saveHeld writes the unsaved held members with keys in [lo, hi) (nil
 // bounds: all of them) to the batch and the view.
 func (t *Tx) saveHeld(lo, hi []byte) {
-	if !t.heldUnsaved {
+	all := lo == nil && hi == nil
+	if !t.heldUnsaved || !all && t.heldOutside(lo, hi) {
 		return
 	}
-	all := lo == nil && hi == nil
 	for k, e := range t.held {
 		if e.saved || !all && !inSpan([]byte(k), lo, hi) {
 			continue
@@ -93,6 +106,9 @@ func (t *Tx) saveHeld(lo, hi []byte) {
 
 // forgetHeld drops the held members a range deletion of [lo, hi) covers.
 func (t *Tx) forgetHeld(lo, hi []byte) {
+	if t.heldOutside(lo, hi) {
+		return
+	}
 	for k := range t.held {
 		if inSpan([]byte(k), lo, hi) {
 			delete(t.held, k)

@@ -61,8 +61,9 @@ type Tx struct {
 	unsaved bool // written holds entries saveMeta has not written
 	flushed bool
 
-	held        map[string]*heldMember // by Pebble key (held.go)
-	heldUnsaved bool
+	held           map[string]*heldMember // by Pebble key (held.go)
+	heldUnsaved    bool
+	heldLo, heldHi []byte // the least and greatest held keys
 
 	writes int // changes made so far (see Writes)
 
