@@ -93,3 +93,51 @@ func TestHeldMember(t *testing.T) {
 		t.Errorf("deleted key after commit: %q", got)
 	}
 }
+
+// A write Tx reuses one iterator for its range reads: each read sees the
+// writes made before it, range deletions included, and a read nested in
+// another gets an iterator of its own.
+func TestIterReuse(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{Databases: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	k := []byte("k")
+	tx := st.WriteTx()
+	defer tx.Close()
+	members := func() (out string) {
+		tx.Members(k, nil, nil, false, func(sub, v []byte) bool {
+			out += string(sub) + " "
+			return true
+		})
+		return out
+	}
+	tx.Put(k, Meta{Type: TypeSet})
+	tx.SetMember(k, []byte("a"), nil)
+	if got := members(); got != "a " {
+		t.Fatalf("first read: %q", got)
+	}
+	tx.SetMember(k, []byte("b"), nil)
+	tx.DeleteMember(k, []byte("a"))
+	if got := members(); got != "b " {
+		t.Fatalf("after writes: %q", got)
+	}
+	var nested string
+	tx.Members(k, nil, nil, false, func(sub, v []byte) bool {
+		nested += string(sub) + ":" + members()
+		return true
+	})
+	if nested != "b:b " {
+		t.Fatalf("nested reads: %q", nested)
+	}
+	it := tx.MemberIter(k, []byte("a"), []byte("z"))
+	if got := members(); got != "b " || !it.SeekGE([]byte("a")) || string(it.Sub()) != "b" {
+		t.Fatalf("a read while a MemberIter is open: %q", got)
+	}
+	it.Close()
+	tx.DeleteMemberRange(k, []byte("a"), []byte("z"))
+	if got := members(); got != "" {
+		t.Fatalf("after a range deletion: %q", got)
+	}
+}

@@ -10,6 +10,7 @@ type MemberIter struct {
 	it  *pebble.Iterator
 	p   []byte // the key's member prefix
 	buf []byte
+	tx  *Tx
 }
 
 // MemberIter opens an iterator over key's members with sub in [from, to);
@@ -18,16 +19,62 @@ func (t *Tx) MemberIter(key, from, to []byte) *MemberIter {
 	p := MemberPrefix(nil, t.phys(), key)
 	lower := append(append([]byte(nil), p...), from...)
 	upper := append(append([]byte(nil), p...), to...)
+	it := t.openIter(lower, upper)
+	if t.straddled() { // the iterator reads the state it was opened on
+		t.closeIter(it)
+		panic(ErrStaleRead)
+	}
+	return &MemberIter{it: it, p: p, tx: t}
+}
+
+// openIter opens an iterator over [lower, upper), which must not change
+// until closeIter. A write Tx reuses one iterator on its view, moved to
+// the new bounds: opening an iterator on the view builds a stack over the
+// batch, the memtables and every level, which cost an XREADGROUP or a ZADD
+// on a big set more than the reads it made with it.
+func (t *Tx) openIter(lower, upper []byte) *pebble.Iterator {
 	t.saveHeld(lower, upper)
-	it, err := t.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	o := &pebble.IterOptions{LowerBound: lower, UpperBound: upper}
+	if t.b != nil && !t.iterBusy {
+		if t.iter == nil {
+			it, err := t.r.NewIter(o)
+			if err != nil {
+				panic(err)
+			}
+			t.iter = it
+		} else {
+			t.iter.SetOptions(o) // also brings in the view's newer writes
+		}
+		t.iterBusy = true
+		return t.iter
+	}
+	it, err := t.r.NewIter(o)
 	if err != nil {
 		panic(err)
 	}
-	if t.straddled() { // the iterator reads the state it was opened on
-		it.Close()
-		panic(ErrStaleRead)
+	return it
+}
+
+// closeIter closes an iterator openIter returned, or keeps it for reuse;
+// an engine failure met on the way panics, as every other read does.
+func (t *Tx) closeIter(it *pebble.Iterator) {
+	err := it.Error()
+	if it == t.iter {
+		t.iterBusy = false
+	} else if cerr := it.Close(); err == nil {
+		err = cerr
 	}
-	return &MemberIter{it: it, p: p}
+	if err != nil {
+		panic(err)
+	}
+}
+
+// dropIter closes the reused iterator, before the view goes.
+func (t *Tx) dropIter() {
+	if t.iter != nil {
+		t.iter.Close()
+		t.iter, t.iterBusy = nil, false
+	}
 }
 
 func (m *MemberIter) abs(sub []byte) []byte {
@@ -52,13 +99,7 @@ func (m *MemberIter) Value() []byte { return m.it.Value() }
 
 // Close releases the iterator; an engine failure met on the way panics,
 // as every other read does.
-func (m *MemberIter) Close() {
-	err := m.it.Error()
-	m.it.Close()
-	if err != nil {
-		panic(err)
-	}
-}
+func (m *MemberIter) Close() { m.tx.closeIter(m.it) }
 
 // Pin makes a read Tx on live state read from one snapshot from now on,
 // for a read spanning many entries that must not see a write half done.

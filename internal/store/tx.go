@@ -61,6 +61,9 @@ type Tx struct {
 	unsaved bool // written holds entries saveMeta has not written
 	flushed bool
 
+	iter     *pebble.Iterator // a write Tx's iterator on its view, reused (openIter)
+	iterBusy bool
+
 	held           map[string]*heldMember // by Pebble key (held.go)
 	heldUnsaved    bool
 	heldLo, heldHi []byte // the least and greatest held keys
@@ -177,6 +180,7 @@ func (t *Tx) Close() {
 		t.snap = nil
 	}
 	if t.b != nil {
+		t.dropIter()
 		t.b.Close()
 		t.b = nil
 		t.chain.release()
@@ -412,6 +416,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	t.b = nil
 	t.committed = true
 	t.prev = nil
+	t.dropIter()
 	t.chain.release()
 	t.deliverEvents()
 	return func() error {
@@ -750,12 +755,8 @@ func (t *Tx) Members(key, from, to []byte, reverse bool, fn func(sub, value []by
 	} else {
 		upper = prefixEnd(upper)
 	}
-	t.saveHeld(lower, upper)
-	it, err := t.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		panic(err)
-	}
-	defer it.Close()
+	it := t.openIter(lower, upper)
+	defer t.closeIter(it)
 	if t.straddled() { // the iterator reads the state it was opened on
 		panic(ErrStaleRead)
 	}
