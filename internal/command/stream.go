@@ -296,8 +296,8 @@ func (s *stream) save() {
 	s.c.Tx.Put(s.key, s.m)
 }
 
-func entrySub(id streamID) []byte { return id.append([]byte{'e'}) }
-func nodeSub(id streamID) []byte  { return id.append([]byte{'n'}) }
+func entrySub(id streamID) []byte { return id.append(append(make([]byte, 0, 17), 'e')) }
+func nodeSub(id streamID) []byte  { return id.append(append(make([]byte, 0, 17), 'n')) }
 
 // entryBounds are the sub keys of the entries in [start, end].
 func entryBounds(start, end streamID) (from, to []byte) {
