@@ -215,6 +215,10 @@ func (t *Tx) WriteStringRange(key []byte, m Meta, off int64, data []byte) Meta {
 			t.putChunk(key, i, old[i*ChunkSize:min((i+1)*ChunkSize, int64(len(old)))])
 		}
 	}
+	// A write of a chunk or two (SETBIT, BITFIELD, a PFADD that raises a
+	// register) is held in the Tx: the next commands of the group that
+	// change the same string find it there and write it once.
+	hold := (end-1)/ChunkSize-off/ChunkSize < 2
 	for ci := off / ChunkSize; ci*ChunkSize < end; ci++ {
 		cs := ci * ChunkSize
 		buf := make([]byte, min(ChunkSize, n-cs))
@@ -223,7 +227,11 @@ func (t *Tx) WriteStringRange(key []byte, m Meta, off int64, data []byte) Meta {
 		}
 		lo := max(off, cs)
 		copy(buf[lo-cs:], data[lo-off:])
-		t.putChunk(key, ci, buf)
+		if hold && !bytes.Equal(buf, zeroChunk[:len(buf)]) {
+			t.HoldMember(key, chunkSub(ci), buf)
+		} else {
+			t.putChunk(key, ci, buf)
+		}
 	}
 	return m
 }
