@@ -127,11 +127,7 @@ func TestCacheBigMarker(t *testing.T) {
 // Live reads of a small chunked string keep its chunks in the cache and
 // read them from there, until a write of the string drops them.
 func TestChunkMemo(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	key := []byte("s")
 	value := make([]byte, 3*ChunkSize-100)
 	for i := range value {

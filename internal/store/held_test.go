@@ -10,11 +10,7 @@ import (
 // a plain write or a deletion of it wins over the held value, that a
 // deletion of its key forgets it, and that it reaches the batch once.
 func TestHeldMember(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	k, gone := []byte("k"), []byte("gone")
 	member := func(tx *Tx, key []byte, sub string) string {
 		v, ok := tx.Member(key, []byte(sub))
@@ -98,11 +94,7 @@ func TestHeldMember(t *testing.T) {
 // writes made before it, range deletions included, and a read nested in
 // another gets an iterator of its own.
 func TestIterReuse(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	k := []byte("k")
 	tx := st.WriteTx()
 	defer tx.Close()

@@ -10,11 +10,7 @@ import (
 // the key expires, and is not attached when the key's cache entry changed
 // between Memo and Remember.
 func TestMemo(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	const now = 1_000_000
 	key := []byte("k")
 	write := func(fn func(tx *Tx)) {
@@ -117,11 +113,7 @@ func TestMemo(t *testing.T) {
 // TestLookupShared checks that LookupShared returns the cached bytes
 // without copying them, and Lookup a copy.
 func TestLookupShared(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	tx := st.WriteTx()
 	tx.WriteString([]byte("k"), []byte("value"), 0)
 	if err := tx.Commit(true); err != nil {

@@ -32,11 +32,7 @@ func TestNotifyFlags(t *testing.T) {
 // "new" when a key is created, none for Overwrite, none for a batch that
 // is dropped, and that they go out only when the batch commits.
 func TestNotifyEvents(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	var got []string
 	st.SetNotify(NotifyKeyspace|NotifyAll|NotifyNew|NotifyKeyMiss, func(_ NotifyFlags, events []Event) {
 		for _, e := range events {

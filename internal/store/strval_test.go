@@ -12,11 +12,7 @@ import (
 // a plain byte slice. It also checks that the chunks stored are only those
 // holding a nonzero byte.
 func TestStringValues(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	key := []byte("k")
 	var model []byte
 	rng := rand.New(rand.NewSource(1))
@@ -100,11 +96,7 @@ func TestStringValues(t *testing.T) {
 // TestSparseString checks that a write far past the end of a string
 // stores one chunk, and that the hole reads as zeros.
 func TestSparseString(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	key := []byte("bm")
 	const off = 512<<20 - 1
 	tx := st.WriteTx()
@@ -154,11 +146,7 @@ func readString(st *Store, key []byte, snapshot bool) (v []byte, stale bool) {
 // of the values written, never the length of one and the chunks of another
 // (a read that finds it straddled a commit runs again on a snapshot).
 func TestChunkedReadIsAtomic(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	key := []byte("big")
 	value := func(i int) []byte { // 'a' * 5 chunks or 'b' * 6 chunks
 		return bytes.Repeat([]byte{byte('a' + i%2)}, (5+i%2)*ChunkSize)

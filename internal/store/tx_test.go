@@ -195,11 +195,7 @@ func TestStaleReadDetected(t *testing.T) {
 // (which must keep it) or of its own (which must drop it), and the value
 // committed is the last one written.
 func TestMetaWrittenOnce(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	str := func(v string) Meta { return Meta{Type: TypeString, Body: []byte(v)} }
 	scan := func(tx *Tx, db int) (keys []string) {
 		saved := tx.DB
