@@ -215,7 +215,9 @@ func (c *metaCache) preload(r pebble.Reader, keys int64) error {
 	for ok := it.First(); ok; ok = it.Next() {
 		mk := it.Key()
 		s := c.shard(mk)
+		s.mu.Lock()
 		s.put(mk, nil, it.Value(), true)
+		s.mu.Unlock()
 	}
 	if err := it.Error(); err != nil {
 		c.clear(false)
