@@ -57,7 +57,7 @@ type group struct {
 	consumers   uint64
 	// pelMax is at or after every ID in the pending list: a new delivery
 	// after it needs no lookup of an earlier one. (Records written before
-	// it was kept have none; they read as maxStreamID.)
+	// it was kept have none: group finds it.)
 	pelMax streamID
 }
 
@@ -127,7 +127,16 @@ func (s *stream) group(name []byte) (*groupEdit, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &groupEdit{s: s, g: decodeGroup(name, v)}, true
+	e := &groupEdit{s: s, g: decodeGroup(name, v)}
+	if e.g.pelMax == maxStreamID { // a record written before pelMax was kept
+		e.g.pelMax = streamID{}
+		p := groupTagged('p', name)
+		s.c.Tx.Members(s.key, p, store.PrefixEnd(p), true, func(sub, _ []byte) bool {
+			e.g.pelMax = idFrom(sub[len(p):])
+			return false
+		})
+	}
+	return e, true
 }
 
 // groups lists the stream's groups in name order.
