@@ -23,9 +23,14 @@ const (
 	UnauthBulk        = 16384     // bulk length allowed before AUTH
 	readBufferSize    = 64 << 10
 	preallocArgsLimit = 1024 // arguments allocated up front; beyond, grow as read
-	// argArena is the size of the blocks a command's short arguments share:
-	// one allocation for a usual command's arguments, not one each.
-	argArena = 64
+	// Short arguments (argArena bytes at most) are copied into blocks of
+	// arenaBlock bytes that the commands a Reader reads share, and argument
+	// lists of up to argsBlock/8 into blocks of argsBlock slices: a GET or
+	// a SET then allocates nothing of its own. A block lives as long as one
+	// of its commands is kept (in a MULTI queue, a blocked client).
+	argArena   = 64
+	arenaBlock = 4096
+	argsBlock  = 256
 )
 
 // DefaultMaxQuery bounds the memory one command may take, as Redis's
@@ -52,6 +57,9 @@ type Reader struct {
 	MaxQuery int64
 	// Authenticated lifts the tighter limits Redis applies before AUTH.
 	Authenticated bool
+
+	arena []byte   // the current block of short arguments
+	args  [][]byte // the current block of argument lists
 }
 
 // NewReader returns a Reader with Redis's default limits.
@@ -160,9 +168,17 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	args := make([][]byte, 0, min(n, preallocArgsLimit))
-	var arena []byte // holds the command's short arguments (see argArena)
-	var total int64  // bytes this command holds, slice headers included
+	var args [][]byte
+	if n <= argsBlock/8 {
+		if cap(r.args)-len(r.args) < int(n) {
+			r.args = make([][]byte, 0, argsBlock)
+		}
+		args = r.args[len(r.args) : len(r.args) : len(r.args)+int(n)]
+		r.args = r.args[:len(r.args)+int(n)]
+	} else {
+		args = make([][]byte, 0, min(n, preallocArgsLimit))
+	}
+	var total int64 // bytes this command holds, slice headers included
 	for i := int64(0); i < n; i++ {
 		hdr, err := r.readHeader("too big bulk count string")
 		if err != nil {
@@ -190,12 +206,12 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 			// A short argument already buffered: copied into the arena,
 			// not allocated on its own. Its capacity ends with it, so an
 			// append to it cannot overwrite the next one.
-			if arena == nil || cap(arena)-len(arena) < int(size) { // non-nil: "" is not a missing argument
-				arena = make([]byte, 0, argArena)
+			if r.arena == nil || cap(r.arena)-len(r.arena) < int(size) { // non-nil: "" is not a missing argument
+				r.arena = make([]byte, 0, arenaBlock)
 			}
 			b, _ := r.br.Peek(int(size))
-			arena = append(arena, b...)
-			arg = arena[len(arena)-int(size) : len(arena) : len(arena)]
+			r.arena = append(r.arena, b...)
+			arg = r.arena[len(r.arena)-int(size) : len(r.arena) : len(r.arena)]
 			r.br.Discard(int(size) + 2) // Redis skips the CRLF unchecked
 		} else if arg, err = r.readBulk(int(size)); err != nil {
 			return nil, err
