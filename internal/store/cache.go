@@ -21,8 +21,9 @@ import (
 // (complete) answers a miss itself: the key does not exist. Every write of
 // a new key looks for an old one first, and this spares it a search of
 // Pebble's memtables and levels. A shard is complete from when the store
-// is opened (preload) or emptied until it first evicts an entry; entries
-// too big to keep stay as markers that send readers to Pebble.
+// is opened (preload) or emptied until it first evicts an entry (or a
+// FLUSHDB empties the cache while other databases keep keys); entries too
+// big to keep stay as markers that send readers to Pebble.
 type metaCache struct {
 	shards [cacheShards]cacheShard
 	seed   maphash.Seed
