@@ -2,7 +2,9 @@
 # Side-by-side benchmark: basalt against redis-server 7 with the same
 # durability setting, measured by redis-benchmark, rounds alternating the two
 # servers. Prints one markdown table per appendfsync mode: the median rps per
-# test and pipeline depth, and the ratio basalt/redis.
+# test and pipeline depth, the ratio basalt/redis, and each server's CPU time
+# (all its threads) per request with their ratio, which moves less than the
+# rates when the shared machine speeds up or slows down.
 #
 #   bench/run.sh                      # defaults below
 #   ROUNDS=5 PIPELINES="16" MODES=always bench/run.sh
@@ -17,8 +19,9 @@
 #   CLIENTS=50        -c
 #   KEYSPACE=100000   -r
 #   TESTS=set,get,incr,mset   any redis-benchmark -t names (lpush, rpop, hset,
-#                     sadd, zadd... run together, in redis-benchmark's order:
-#                     lpush before rpop) and these reads of prefilled keys:
+#                     sadd, zadd...), one run each in this order (name lpush
+#                     before rpop: the pops take what the pushes added), and
+#                     these reads of prefilled keys:
 #                     zrangebyscore  ZRANGEBYSCORE bench:z 100 200 on a
 #                                    10,000-member zset (101 members a reply)
 #                     hgetall        HGETALL bench:h, a 100-field hash
@@ -148,9 +151,10 @@ bench() {
 		*) plain+=("$t") ;;
 		esac
 	done
-	if [ ${#plain[@]} -gt 0 ]; then
-		bench1 "$name" "$port" "$p" "$(IFS=,; echo "${plain[*]}")" "$N"
-	fi
+	# One run per test, so that each gets the server's CPU time of its own.
+	for t in "${plain[@]}"; do
+		bench1 "$name" "$port" "$p" "$t" "$N"
+	done
 	[ -z "$mset" ] || bench1 "$name" "$port" "$p" mset "$MSET_N"
 	for t in "${reads[@]}"; do
 		bench1 "$name" "$port" "$p" "$t" "$READ_N"
@@ -169,18 +173,29 @@ bench1() {
 	case $tests in
 	zrangebyscore | hgetall | pfadd | pfcount | evalsha) read -ra what <<<"$(read_cmd "$tests")" ;;
 	esac
+	local pid=$REDIS_PID
+	[ "$name" = redis ] || pid=$BASALT_PID
+	local before after
+	before=$(cpu_ticks "$pid")
 	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -r "$KEYSPACE" -n "$n" \
 		-P "$p" --csv "${what[@]}" 2>/dev/null | tr -d '"' >"$WORK/out.csv"
+	after=$(cpu_ticks "$pid")
 	[ -z "${RAW:-}" ] || sed "s/^/$MODE,$name,P$p,/" "$WORK/out.csv" >>"$RAW"
+	# The server's CPU (all its threads) per request, in microseconds.
+	local us
+	us=$(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
 	while IFS=, read -r test rps _; do
 		[ "$test" = test ] && continue
-		printf '%s\t%s\t%s\t%s\n' "$name" "$p" "$test" "$rps" >>"$WORK/results-$MODE"
+		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$p" "$test" "$rps" "$us" >>"$WORK/results-$MODE"
 	done <"$WORK/out.csv"
 }
 
-# median NAME P TEST
+# cpu_ticks PID: the process's user and system time, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# median NAME P TEST [COLUMN]: of requests/s (4), or of CPU us/request (5).
 median() {
-	awk -F'\t' -v n="$1" -v p="$2" -v t="$3" '$1 == n && $2 == p && $3 == t { print $4 }' "$WORK/results-$MODE" |
+	awk -F'\t' -v n="$1" -v p="$2" -v t="$3" -v c="${4:-4}" '$1 == n && $2 == p && $3 == t { print $c }' "$WORK/results-$MODE" |
 		sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
@@ -229,18 +244,21 @@ for MODE in $MODES; do
 	echo
 	echo "### appendfsync $MODE (median of $ROUNDS rounds, requests/s)"
 	echo
-	echo "| test | -P | redis | basalt | basalt/redis |"
-	echo "|---|---:|---:|---:|---:|"
+	echo "| test | -P | redis | basalt | basalt/redis | redis CPU us/req | basalt CPU us/req | CPU redis/basalt |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 	for p in $PIPELINES; do
 		for t in "${all[@]}"; do
 			name=$(csv_name "$t")
 			rr=$(median redis "$p" "$name")
 			br=$(median basalt "$p" "$name")
-			ratio=n/a
+			rc=$(median redis "$p" "$name" 5)
+			bc=$(median basalt "$p" "$name" 5)
+			ratio=n/a cratio=n/a
 			if [ -n "$rr" ] && [ -n "$br" ]; then
 				ratio=$(awk -v a="$br" -v b="$rr" 'BEGIN { printf "%.2f", a / b }')
+				cratio=$(awk -v a="$rc" -v b="$bc" 'BEGIN { printf "%.2f", a / b }')
 			fi
-			echo "| $name | $p | ${rr:-n/a} | ${br:-n/a (unsupported)} | $ratio |"
+			echo "| $name | $p | ${rr:-n/a} | ${br:-n/a (unsupported)} | $ratio | ${rc:-n/a} | ${bc:-n/a} | $cratio |"
 		done
 	done
 	echo
