@@ -311,8 +311,9 @@ var generators = []func(g g) cmd{
 	},
 	func(g g) cmd { return c(scan, "SSCAN", g.key('s'), "0", "COUNT", "1000") },
 	func(g g) cmd {
-		// Only counts that pop everything (or nothing) are deterministic.
-		return c(unordered, "SPOP", g.key('s'), g.of("count", []string{"0", "100", "-1"}))
+		// Only counts that pop everything (or nothing) are deterministic:
+		// 1000 is more than the bulk SADD above adds.
+		return c(unordered, "SPOP", g.key('s'), g.of("count", []string{"0", "1000", "-1"}))
 	},
 	func(g g) cmd {
 		args := []string{"SRANDMEMBER", g.key('s')}
