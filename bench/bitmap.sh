@@ -2,7 +2,7 @@
 # Bitmap benchmark: SETBIT, GETBIT and BITFIELD at random offsets below
 # 8,000 on one 8,000-bit key, basalt against redis-server 7 with the same
 # durability setting, rounds alternating the two servers. Prints one
-# markdown table per appendfsync mode: median rps and the ratio
+# markdown table per appendfsync mode: median rps, CPU per request and the ratios
 # basalt/redis.
 #
 #   bench/bitmap.sh
@@ -44,20 +44,16 @@ for t in "${ALL[@]}"; do
 done
 
 bench() {
-	local name=$1 port=$2 p=$3 t tname cmd out
+	local name=$1 port=$2 p=$3 t tname cmd out before after
 	for t in "${TESTS[@]}"; do
 		tname=${t%%|*}
 		cmd=${t#*|}
+		before=$(cpu_ticks "$(server_pid "$name")")
 		# shellcheck disable=SC2086
 		out=$("$WORK/bitload" -p "$port" -c "$CLIENTS" -n "$N" -P "$p" -r "$BITS" -name "$tname" $cmd)
-		printf '%s\t%s\t%s\t%s\n' "$name" "$p" "$tname" "${out#*,}" >>"$WORK/results-$MODE"
+		after=$(cpu_ticks "$(server_pid "$name")")
+		add_result "$name" "$p" "$tname" "${out#*,}" $((after - before)) "$N"
 	done
-}
-
-# median NAME P TEST
-median() {
-	awk -F'\t' -v n="$1" -v p="$2" -v t="$3" '$1 == n && $2 == p && $3 == t { print $4 }' "$WORK/results-$MODE" |
-		sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 build_basalt
@@ -98,17 +94,9 @@ for MODE in $MODES; do
 	echo
 	echo "### appendfsync $MODE (median of $ROUNDS rounds, requests/s)"
 	echo
-	echo "| test | -P | redis | basalt | basalt/redis |"
-	echo "|---|---:|---:|---:|---:|"
-	for p in $PIPELINES; do
-		for t in "${TESTS[@]}"; do
-			name=${t%%|*}
-			rr=$(median redis "$p" "$name")
-			br=$(median basalt "$p" "$name")
-			ratio=$(awk -v a="$br" -v b="$rr" 'BEGIN { printf "%.2f", a / b }')
-			echo "| $name | $p | $rr | $br | $ratio |"
-		done
-	done
+	names=()
+	for t in "${TESTS[@]}"; do names+=("${t%%|*}"); done
+	side_by_side "${names[@]}"
 	echo
 done
 echo "total time: $((SECONDS - start)) s" >&2

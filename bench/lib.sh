@@ -1,4 +1,4 @@
-# Shared helpers for bench/run.sh and bench/profile.sh: build basalt, start
+# Shared helpers of the bench scripts: build basalt, start
 # basalt and redis-server on free loopback ports in temp dirs, stop them by
 # pid. Source it; it sets WORK (a temp dir removed by bench_cleanup).
 
@@ -100,4 +100,48 @@ stop() {
 		[ "$pid" = "$1" ] || keep+=("$pid")
 	done
 	PIDS=("${keep[@]}")
+}
+
+# Side-by-side results (run.sh, bitmap.sh, streams.sh). A result line is
+# NAME P TEST RPS US, tab-separated, in $WORK/results-$MODE: US is the
+# server's CPU time (all its threads, from /proc) per request, which moves
+# less than the rates when the shared machine speeds up or slows down.
+
+# cpu_ticks PID: the process's user and system time, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# server_pid NAME: the pid of redis or basalt.
+server_pid() { if [ "$1" = redis ]; then echo "$REDIS_PID"; else echo "$BASALT_PID"; fi; }
+
+# add_result NAME P TEST RPS TICKS N: TICKS is the server's CPU during the
+# N requests.
+add_result() {
+	awk -v n="$1" -v p="$2" -v t="$3" -v rps="$4" -v ticks="$5" -v hz="$(getconf CLK_TCK)" -v reqs="$6" \
+		'BEGIN { printf "%s\t%s\t%s\t%s\t%.2f\n", n, p, t, rps, ticks * 1e6 / hz / reqs }' >>"$WORK/results-$MODE"
+}
+
+# median NAME P TEST [COLUMN]: of the rates (4) or of the CPU per request (5).
+median() {
+	awk -F'\t' -v n="$1" -v p="$2" -v t="$3" -v c="${4:-4}" '$1 == n && $2 == p && $3 == t { print $c }' "$WORK/results-$MODE" |
+		sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# side_by_side TEST...: the markdown table of the medians for each -P in
+# PIPELINES and each TEST, with the ratios of rates and of CPU.
+side_by_side() {
+	local p t rr br rc bc ratio cratio
+	echo "| test | -P | redis | basalt | basalt/redis | redis CPU us/req | basalt CPU us/req | CPU redis/basalt |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for p in $PIPELINES; do
+		for t in "$@"; do
+			rr=$(median redis "$p" "$t") br=$(median basalt "$p" "$t")
+			rc=$(median redis "$p" "$t" 5) bc=$(median basalt "$p" "$t" 5)
+			ratio=n/a cratio=n/a
+			if [ -n "$rr" ] && [ -n "$br" ]; then
+				ratio=$(awk -v a="$br" -v b="$rr" 'BEGIN { printf "%.2f", a / b }')
+				cratio=$(awk -v a="$rc" -v b="$bc" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+			fi
+			echo "| $t | $p | ${rr:-n/a} | ${br:-n/a (unsupported)} | $ratio | ${rc:-n/a} | ${bc:-n/a} | $cratio |"
+		done
+	done
 }

@@ -173,30 +173,17 @@ bench1() {
 	case $tests in
 	zrangebyscore | hgetall | pfadd | pfcount | evalsha) read -ra what <<<"$(read_cmd "$tests")" ;;
 	esac
-	local pid=$REDIS_PID
-	[ "$name" = redis ] || pid=$BASALT_PID
-	local before after
+	local pid before after
+	pid=$(server_pid "$name")
 	before=$(cpu_ticks "$pid")
 	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -r "$KEYSPACE" -n "$n" \
 		-P "$p" --csv "${what[@]}" 2>/dev/null | tr -d '"' >"$WORK/out.csv"
 	after=$(cpu_ticks "$pid")
 	[ -z "${RAW:-}" ] || sed "s/^/$MODE,$name,P$p,/" "$WORK/out.csv" >>"$RAW"
-	# The server's CPU (all its threads) per request, in microseconds.
-	local us
-	us=$(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
 	while IFS=, read -r test rps _; do
 		[ "$test" = test ] && continue
-		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$p" "$test" "$rps" "$us" >>"$WORK/results-$MODE"
+		add_result "$name" "$p" "$test" "$rps" $((after - before)) "$n"
 	done <"$WORK/out.csv"
-}
-
-# cpu_ticks PID: the process's user and system time, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-
-# median NAME P TEST [COLUMN]: of requests/s (4), or of CPU us/request (5).
-median() {
-	awk -F'\t' -v n="$1" -v p="$2" -v t="$3" -v c="${4:-4}" '$1 == n && $2 == p && $3 == t { print $c }' "$WORK/results-$MODE" |
-		sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 build_basalt
@@ -244,23 +231,9 @@ for MODE in $MODES; do
 	echo
 	echo "### appendfsync $MODE (median of $ROUNDS rounds, requests/s)"
 	echo
-	echo "| test | -P | redis | basalt | basalt/redis | redis CPU us/req | basalt CPU us/req | CPU redis/basalt |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-	for p in $PIPELINES; do
-		for t in "${all[@]}"; do
-			name=$(csv_name "$t")
-			rr=$(median redis "$p" "$name")
-			br=$(median basalt "$p" "$name")
-			rc=$(median redis "$p" "$name" 5)
-			bc=$(median basalt "$p" "$name" 5)
-			ratio=n/a cratio=n/a
-			if [ -n "$rr" ] && [ -n "$br" ]; then
-				ratio=$(awk -v a="$br" -v b="$rr" 'BEGIN { printf "%.2f", a / b }')
-				cratio=$(awk -v a="$rc" -v b="$bc" 'BEGIN { printf "%.2f", a / b }')
-			fi
-			echo "| $name | $p | ${rr:-n/a} | ${br:-n/a (unsupported)} | $ratio | ${rc:-n/a} | ${bc:-n/a} | $cratio |"
-		done
-	done
+	names=()
+	for t in "${all[@]}"; do names+=("$(csv_name "$t")"); done
+	side_by_side "${names[@]}"
 	echo
 done
 echo "total time: $((SECONDS - start)) s" >&2

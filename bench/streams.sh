@@ -13,6 +13,8 @@
 #                    then XACK it; -P reads, then -P acks, per round trip.
 #                    Each run reads a prefilled stream with a new group.
 #
+# The CPU column of XREADGROUP+XACK is per pair, like its rate.
+#
 # Environment: N=100000 (XADD requests), GROUP_N=50000 (read+ack pairs),
 # ROUNDS=3, PIPELINES="1 16", CLIENTS=50, MODES="always", KEEP=1, REV, BASALT_BIN
 # (as bench/run.sh).
@@ -34,18 +36,18 @@ echo "building bench/streamgroup" >&2
 
 # bench NAME PORT P ROUND: one XADD run and one XREADGROUP+XACK run.
 bench() {
-	local name=$1 port=$2 p=$3 round=$4
-	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -n "$N" -P "$p" --csv \
-		XADD bench:s '*' field value 2>/dev/null | tr -d '"' |
-		awk -F, -v n="$name" -v p="$p" '$1 != "test" { print n "\t" p "\tXADD\t" $2 }' >>"$WORK/results-$MODE"
-	"$WORK/streamgroup" -addr "127.0.0.1:$port" -group "g-$round-$p" -n "$GROUP_N" \
-		-clients "$CLIENTS" -pipeline "$p" |
-		awk -F, -v n="$name" -v p="$p" '{ print n "\t" p "\t" $1 "\t" $2 }' >>"$WORK/results-$MODE"
-}
-
-median() {
-	awk -F'\t' -v n="$1" -v p="$2" -v t="$3" '$1 == n && $2 == p && $3 == t { print $4 }' "$WORK/results-$MODE" |
-		sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	local name=$1 port=$2 p=$3 round=$4 pid before after rps
+	pid=$(server_pid "$name")
+	before=$(cpu_ticks "$pid")
+	rps=$(redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -n "$N" -P "$p" --csv \
+		XADD bench:s '*' field value 2>/dev/null | tr -d '"' | awk -F, '$1 != "test" { print $2 }')
+	after=$(cpu_ticks "$pid")
+	add_result "$name" "$p" XADD "$rps" $((after - before)) "$N"
+	before=$after
+	rps=$("$WORK/streamgroup" -addr "127.0.0.1:$port" -group "g-$round-$p" -n "$GROUP_N" \
+		-clients "$CLIENTS" -pipeline "$p" | cut -d, -f2)
+	after=$(cpu_ticks "$pid")
+	add_result "$name" "$p" XREADGROUP+XACK "$rps" $((after - before)) "$GROUP_N"
 }
 
 build_basalt
@@ -79,19 +81,7 @@ for MODE in $MODES; do
 	echo
 	echo "### streams, appendfsync $MODE (median of $ROUNDS rounds, requests/s)"
 	echo
-	echo "| test | -P | redis | basalt | basalt/redis |"
-	echo "|---|---:|---:|---:|---:|"
-	for p in $PIPELINES; do
-		for t in XADD XREADGROUP+XACK; do
-			rr=$(median redis "$p" "$t")
-			br=$(median basalt "$p" "$t")
-			ratio=n/a
-			if [ -n "$rr" ] && [ -n "$br" ]; then
-				ratio=$(awk -v a="$br" -v b="$rr" 'BEGIN { printf "%.2f", a / b }')
-			fi
-			echo "| $t | $p | ${rr:-n/a} | ${br:-n/a} | $ratio |"
-		done
-	done
+	side_by_side XADD XREADGROUP+XACK
 	echo
 done
 echo "total time: $((SECONDS - start)) s" >&2
