@@ -513,18 +513,17 @@ func (t *Tx) readMeta(mk []byte) (m Meta, ok bool, ref *cacheEntry) {
 		v, ok, ref = append([]byte(nil), e.value...), e.found, e.ref // callers may edit the body
 	} else if t.snap != nil || t.b != nil && t.cacheStale() {
 		v, ok = t.get(mk)
-	} else if e, cached, version, complete := t.st.cache.get(mk); cached != nil && !e.big {
-		v, ok = e.value, e.found
+	} else if e, cached, version, complete := t.st.cache.get(mk); cached != nil {
 		if t.b != nil {
 			ref = cached
 		}
-		if !t.shared || t.b != nil {
-			v = append([]byte(nil), v...)
-		}
-	} else if cached != nil { // a big value: the cache knows the key, not its value
-		v, ok = t.get(mk)
-		if t.b != nil {
-			ref = cached
+		switch {
+		case e.big: // the cache knows the key, not its value
+			v, ok = t.get(mk)
+		case !t.shared || t.b != nil:
+			v, ok = append([]byte(nil), e.value...), e.found
+		default:
+			v, ok = e.value, e.found
 		}
 	} else if !complete {
 		v, ok = t.get(mk)
