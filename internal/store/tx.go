@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -57,9 +58,10 @@ type Tx struct {
 	// they go to the batches when the Tx is sealed (see pendingMeta) and
 	// to the store's cache once committed. flushed says a range deletion
 	// (FLUSHDB) made the cache stale for this batch.
-	written map[string]pendingMeta
-	unsaved bool // written holds entries saveMeta has not written
-	flushed bool
+	written  map[string]pendingMeta
+	unsaved  bool     // written holds entries saveMeta has not written
+	saveKeys []string // saveMeta's scratch
+	flushed  bool
 
 	iter     *pebble.Iterator // a write Tx's iterator on its view, reused (openIter)
 	iterBusy bool
@@ -238,10 +240,18 @@ func (t *Tx) saveMeta() {
 		return
 	}
 	t.unsaved = false
+	// In key order: Pebble inserts a batch into the memtable's skiplist
+	// entry by entry, and an insert that follows a nearby key starts from
+	// the previous insert's position instead of the skiplist's top.
+	keys := t.saveKeys[:0]
 	for mk, e := range t.written {
-		if e.saved {
-			continue
+		if !e.saved {
+			keys = append(keys, mk)
 		}
+	}
+	slices.Sort(keys)
+	for _, mk := range keys {
+		e := t.written[mk]
 		if e.found {
 			t.setBoth([]byte(mk), e.value)
 		} else {
@@ -250,6 +260,8 @@ func (t *Tx) saveMeta() {
 		e.saved = true
 		t.written[mk] = e
 	}
+	clear(keys)
+	t.saveKeys = keys[:0]
 }
 
 // save writes what the Tx keeps until sealed: metadata and held members.
