@@ -21,10 +21,18 @@ func Apply(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer) {
 		run(tx, rec, rec.Cmds[0], rec.Seed, w, live)
 	case shard.KindExec:
 		applyExec(tx, rec, sh, w, live)
-	case shard.KindExpire:
+	case shard.KindExpire: // written by versions before KindExpireDue
 		for _, key := range rec.Cmds[0] {
 			tx.Lookup(key) // deletes the key if it is past its expiry
 		}
+	case shard.KindExpireDue:
+		n := 0
+		for _, entry := range rec.Cmds[0] {
+			if tx.ExpireDue(entry) {
+				n++
+			}
+		}
+		w.Int(int64(n)) // keys expired, for INFO's expired_keys
 	case shard.KindAborted:
 		w.NullArray()
 	}

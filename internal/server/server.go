@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,18 +232,20 @@ func (s *Server) expireLoop() {
 		for db := 0; db < s.st.Databases(); db++ {
 			for {
 				tx := s.st.ReadTx(db, now, false)
-				keys := s.st.Expired(tx.Phys(db), now, batch)
+				due := s.st.Due(tx.Phys(db), now, batch)
 				tx.Close()
-				if len(keys) == 0 {
+				if len(due) == 0 {
 					break
 				}
-				p := shard.NewProposal(shard.Record{Kind: shard.KindExpire, DB: db, Cmds: [][][]byte{keys}}, 2)
+				p := shard.NewProposal(shard.Record{Kind: shard.KindExpireDue, DB: db, Cmds: [][][]byte{due}}, 2)
 				if s.shard.Propose(p) != nil {
 					break
 				}
 				<-p.Done
-				s.Stats.ExpiredKeys.Add(int64(len(keys)))
-				if len(keys) < batch {
+				if n, err := strconv.ParseInt(strings.Trim(string(p.W.Bytes()), ":\r\n"), 10, 64); err == nil {
+					s.Stats.ExpiredKeys.Add(n) // the keys deleted; the other entries were moved
+				}
+				if len(due) < batch {
 					break
 				}
 			}

@@ -2,6 +2,7 @@ package shard_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -188,8 +189,16 @@ func randomRecord(r *rand.Rand, gs []gen, sh *shard.Shard) shard.Record {
 			rec.Watch = []shard.WatchKey{{DB: db, Key: k, Index: sh.Watch(db, k)}}
 		}
 		return rec
-	case p < 13:
+	case p < 11:
 		return shard.Record{Kind: shard.KindExpire, DB: db, Cmds: [][][]byte{{[]byte(key(r)), []byte(key(r))}}}
+	case p < 14:
+		// Expiry index entries around now, due or not, for keys that may
+		// have any expiry or none.
+		entry := func() []byte {
+			at := time.Now().UnixMilli() + int64(r.IntN(60)) - 30
+			return append(binary.BigEndian.AppendUint64(nil, uint64(at)), key(r)...)
+		}
+		return shard.Record{Kind: shard.KindExpireDue, DB: db, Cmds: [][][]byte{{entry(), entry()}}}
 	default:
 		return shard.Record{Kind: shard.KindCommand, DB: db, Cmds: [][][]byte{one()}}
 	}

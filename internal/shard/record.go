@@ -11,11 +11,12 @@ import (
 type Kind byte
 
 const (
-	KindCommand Kind = iota + 1 // one client command
-	KindExec                    // MULTI/EXEC: commands applied together, WATCH checked first
-	KindExpire                  // active expiry: delete the listed keys that are past their expiry
-	KindAborted                 // an EXEC whose WATCH failed: logged, applies nothing
-	KindPublish                 // PUBLISH in a cluster: each node delivers Cmds[0] = {channel, message[, origin]} to its subscribers
+	KindCommand   Kind = iota + 1 // one client command
+	KindExec                      // MULTI/EXEC: commands applied together, WATCH checked first
+	KindExpire                    // active expiry: delete the listed keys that are past their expiry
+	KindAborted                   // an EXEC whose WATCH failed: logged, applies nothing
+	KindPublish                   // PUBLISH in a cluster: each node delivers Cmds[0] = {channel, message[, origin]} to its subscribers
+	KindExpireDue                 // active expiry: Cmds[0] lists expiry index entries that are due (store.Tx.ExpireDue)
 )
 
 // Record is one entry of the log: everything needed to apply a write

@@ -97,7 +97,7 @@ func TestCopyTo(t *testing.T) {
 	}
 	// The expiry index must list the copies, so active expiry finds them.
 	for _, db := range []int{0, 2, 3} {
-		if got := s.Expired(r.Phys(db), now+5000, 10); len(got) != 1 {
+		if got := s.Due(r.Phys(db), now+5000, 10); len(got) != 1 {
 			t.Errorf("db %d expiry index = %q", db, got)
 		}
 	}

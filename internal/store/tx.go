@@ -625,8 +625,12 @@ func (t *Tx) PutQuiet(key []byte, m Meta) {
 	old, existed := t.rawMeta(key)
 	ref := t.last.ref
 	t.noteCreated(key, existed, existed && old.Expired(t.Now))
+	// The expiry index is a set of hints (see ExpireDue): a key's entry
+	// may come before its expiry, never after it. An expiry that moves
+	// later (a TTL refreshed on every access) keeps the entry it has.
+	later := existed && old.ExpireAt != 0 && m.ExpireAt > old.ExpireAt
 	if existed {
-		if old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt {
+		if old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt && !later {
 			t.del(expiryKey(nil, phys, old.ExpireAt, key))
 		}
 		if old.HasMembers() && (old.Type != m.Type || old.Chunked != m.Chunked) {
@@ -641,7 +645,7 @@ func (t *Tx) PutQuiet(key []byte, m Meta) {
 	if m.ExpireAt != 0 {
 		t.expiresDelta[phys]++
 	}
-	if m.ExpireAt != 0 && (!existed || old.ExpireAt != m.ExpireAt) {
+	if m.ExpireAt != 0 && (!existed || old.ExpireAt != m.ExpireAt) && !later {
 		t.set(expiryKey(nil, phys, m.ExpireAt, key), nil)
 	}
 	mk := MetaKey(nil, phys, key)
@@ -819,9 +823,10 @@ func (t *Tx) Scan(cursor uint64, count int, fn func(key []byte, m Meta)) uint64 
 	return 0
 }
 
-// Expired lists up to max keys of physical database phys whose expiry is at
-// or before now, for the active expiry cycle.
-func (s *Store) Expired(phys int, now int64, max int) [][]byte {
+// Due lists up to max entries of physical database phys's expiry index
+// that are due at now (each a time and a key; see ExpireDue), for the
+// active expiry cycle.
+func (s *Store) Due(phys int, now int64, max int) [][]byte {
 	lower := appendDB(nil, prefixExpiry, phys)
 	upper := binary.BigEndian.AppendUint64(appendDB(nil, prefixExpiry, phys), uint64(now)+1)
 	it, err := s.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
@@ -829,11 +834,36 @@ func (s *Store) Expired(phys int, now int64, max int) [][]byte {
 		return nil
 	}
 	defer it.Close()
-	var keys [][]byte
-	for ok := it.First(); ok && len(keys) < max; ok = it.Next() {
-		keys = append(keys, append([]byte(nil), it.Key()[1+dbBytes+8:]...))
+	var due [][]byte
+	for ok := it.First(); ok && len(due) < max; ok = it.Next() {
+		due = append(due, append([]byte(nil), it.Key()[1+dbBytes:]...))
 	}
-	return keys
+	return due
+}
+
+// ExpireDue settles an entry of the expiry index that Due listed: it
+// deletes the key if it is past its expiry, and otherwise moves the entry
+// to the key's expiry, or drops it if the key has none or is gone. An
+// entry is a hint that the key may expire from that time on, so that a
+// TTL that only grows costs no index write (PutQuiet). It reports whether
+// the key expired.
+func (t *Tx) ExpireDue(entry []byte) bool {
+	if len(entry) < 8 {
+		return false
+	}
+	at, key := int64(binary.BigEndian.Uint64(entry)), entry[8:]
+	m, exists := t.rawMeta(key)
+	expired := exists && m.Expired(t.Now)
+	if expired {
+		t.remove(key, m)
+	}
+	if !exists || m.ExpireAt != at { // remove dropped the entry at m.ExpireAt
+		t.del(expiryKey(nil, t.phys(), at, key))
+	}
+	if exists && !expired && m.ExpireAt != 0 && m.ExpireAt != at {
+		t.set(expiryKey(nil, t.phys(), m.ExpireAt, key), nil)
+	}
+	return expired
 }
 
 // Phys returns the physical database behind logical database db.

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 )
@@ -66,11 +68,96 @@ func TestCounts(t *testing.T) {
 		}
 	})
 	check(st, 2, 1)
-	if keys := st.Expired(0, now+10_000, 10); len(keys) != 1 || string(keys[0]) != "c" {
-		t.Errorf("expiry index: %q", keys)
+	// c's expiry moved later, so its entry stayed at the earlier time.
+	if due := st.Due(0, now+10_000, 10); len(due) != 1 || string(due[0]) != string(dueEntry(now+2000, "c")) {
+		t.Errorf("expiry index: %q", due)
 	}
 	write(func(tx *Tx) { tx.Flush(0) })
 	check(st, 0, 0)
+}
+
+func dueEntry(at int64, key string) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), key...)
+}
+
+// TestExpiryHints follows the expiry index's entries, which may come before
+// a key's expiry but never after it, through ExpireDue: an entry that comes
+// due moves to the key's expiry, expires the key or goes away with it.
+func TestExpiryHints(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{Databases: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const now = 1_000_000
+	str := func(expireAt int64) Meta { return Meta{Type: TypeString, ExpireAt: expireAt, Body: []byte("v")} }
+	write := func(at int64, fn func(tx *Tx)) {
+		t.Helper()
+		tx := st.WriteTx()
+		tx.Now = at
+		fn(tx)
+		if err := tx.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index := func() []string {
+		var got []string
+		for _, e := range st.Due(0, math.MaxInt64-1, 100) {
+			got = append(got, fmt.Sprintf("%d:%s", binary.BigEndian.Uint64(e)-now, e[8:]))
+		}
+		return got
+	}
+	want := func(w ...string) {
+		t.Helper()
+		if got := index(); !slices.Equal(got, w) {
+			t.Fatalf("expiry index %q, want %q", got, w)
+		}
+	}
+	settle := func(at int64, wantExpired ...string) {
+		t.Helper()
+		var expired []string
+		write(at, func(tx *Tx) {
+			for _, e := range st.Due(0, at, 100) {
+				if tx.ExpireDue(e) {
+					expired = append(expired, string(e[8:]))
+				}
+			}
+		})
+		if !slices.Equal(expired, wantExpired) {
+			t.Fatalf("at +%d expired %q, want %q", at-now, expired, wantExpired)
+		}
+	}
+
+	write(now, func(tx *Tx) {
+		for _, k := range []string{"later", "sooner", "persisted", "deleted", "due", "recreated"} {
+			tx.Put([]byte(k), str(now+100))
+		}
+	})
+	write(now, func(tx *Tx) {
+		tx.Put([]byte("later"), str(now+300)) // keeps its entry at +100
+		tx.Put([]byte("sooner"), str(now+50)) // moves it to +50
+		tx.Put([]byte("persisted"), str(0))   // drops it
+		tx.Delete([]byte("deleted"))          // drops it
+		tx.Delete([]byte("recreated"))        // drops it,
+		tx.Put([]byte("recreated"), str(0))   // and the new key has none
+		tx.Put([]byte("recreated"), str(now+500))
+	})
+	want("50:sooner", "100:due", "100:later", "500:recreated")
+	settle(now+60, "sooner")
+	want("100:due", "100:later", "500:recreated")
+	settle(now+100, "due")
+	want("300:later", "500:recreated") // moved to its expiry
+	write(now+100, func(tx *Tx) { tx.Put([]byte("later"), str(now+400)) })
+	settle(now + 300)
+	want("400:later", "500:recreated")
+	write(now+300, func(tx *Tx) { tx.Delete([]byte("later")) })
+	settle(now+500, "recreated")
+	want()
+	tx := st.ReadTx(0, now+500, false)
+	defer tx.Close()
+	if n := tx.Count(); n != 1 { // persisted
+		t.Fatalf("%d keys left, want 1", n)
+	}
 }
 
 // A write that commits through the cache entry it read updates the key

@@ -69,6 +69,34 @@ func TestExpire(t *testing.T) {
 		d.Do("SELECT", "0")
 	})
 
+	t.Run("ActiveExpiryMoved", func(t *testing.T) {
+		// A TTL that grows keeps the key's old entry in basalt's expiry
+		// index; when that entry comes due the key must stay, and go only
+		// at its own expiry. A TTL that shrinks must be found sooner.
+		d := p.diff(t)
+		d.Do("SELECT", "3")
+		mset(t, d, "grown:", 0, 100)
+		mset(t, d, "shrunk:", 0, 100)
+		for i := range 100 {
+			n := strconv.Itoa(i)
+			d.Do("PEXPIRE", "grown:"+n, "50")
+			d.Do("PEXPIRE", "grown:"+n, "2000")
+			d.Do("SET", "grown:"+n, "again", "PX", "3000", "XX")
+			d.Do("PEXPIRE", "shrunk:"+n, "60000")
+			d.Do("PEXPIRE", "shrunk:"+n, "50")
+		}
+		waitInt(t, d.Got, 100, 5*time.Second, "DBSIZE")
+		waitInt(t, d.Want, 100, 5*time.Second, "DBSIZE")
+		d.Run(`
+			DBSIZE
+			EXISTS grown:0 grown:99
+			EXISTS shrunk:0 shrunk:99
+		`)
+		waitInt(t, d.Got, 0, 8*time.Second, "DBSIZE")
+		waitInt(t, d.Want, 0, 8*time.Second, "DBSIZE")
+		d.Do("SELECT", "0")
+	})
+
 	t.Run("Lazy", func(t *testing.T) {
 		// An expired key is gone for every command even before active
 		// expiry removes it.
