@@ -54,6 +54,10 @@ func TestScripting(t *testing.T) {
 			EVAL 'return cjson.null' 0
 			EVAL 'return {1, cjson.null, 3}' 0
 			EVAL 'return print' 0
+			EVAL 'return select("#", ...)' 0
+			EVAL 'local t = {...} return #t' 0
+			EVAL 'return arg' 0
+			EVAL 'local function f(...) return {arg.n, arg[2]} end return f(1, 2)' 0
 		`)
 	})
 
