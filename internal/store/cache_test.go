@@ -154,7 +154,7 @@ func TestChunkMemo(t *testing.T) {
 	}
 	// Chunk 0 disappears from Pebble behind the store's back: a read that
 	// still finds it reads the kept copy.
-	if err := st.pdb.Delete(memberKey(0, key, chunkSub(0)), nil); err != nil {
+	if err := st.pdb.Delete(append(MemberPrefix(nil, 0, key), chunkSub(0)...), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(); string(got) != string(value) {

@@ -69,7 +69,7 @@ func (t *Tx) viewChunk(key []byte, m Meta, ci int64, fn func(v []byte)) {
 		t.viewMember(key, chunkSub(ci), fn)
 		return
 	}
-	t.chunkKey = MetaKey(t.chunkKey[:0], t.phys(), key)
+	t.chunkKey = t.metaKey(t.chunkKey[:0], key)
 	if v, known := t.st.cache.chunk(t.chunkKey, ci, &t.st.commits, t.commitsSeen); known {
 		if v != nil {
 			fn(v)

@@ -23,7 +23,7 @@ type heldMember struct {
 // again; readers of the Tx see it at once.
 func (t *Tx) HoldMember(key, sub, value []byte) {
 	t.mustWrite()
-	t.hold(memberKey(t.phys(), key, sub), value, true)
+	t.hold(t.memberKey(key, sub), value, true)
 }
 
 func (t *Tx) hold(k, value []byte, found bool) {

@@ -16,7 +16,7 @@ type MemberIter struct {
 // MemberIter opens an iterator over key's members with sub in [from, to);
 // the caller closes it.
 func (t *Tx) MemberIter(key, from, to []byte) *MemberIter {
-	p := MemberPrefix(nil, t.phys(), key)
+	p := t.memberPrefix(nil, key)
 	lower := append(append([]byte(nil), p...), from...)
 	upper := append(append([]byte(nil), p...), to...)
 	it := t.openIter(lower, upper)

@@ -47,10 +47,12 @@ func appendDB(b []byte, prefix byte, db int) []byte {
 }
 
 // MetaKey is the Pebble key of a user key's metadata.
-func MetaKey(buf []byte, db int, key []byte) []byte {
+func MetaKey(buf []byte, db int, key []byte) []byte { return metaKeyAt(buf, db, Pos(key), key) }
+
+func metaKeyAt(buf []byte, db int, pos uint64, key []byte) []byte {
 	buf = slices.Grow(buf, 1+dbBytes+8+len(key)) // one allocation, not three
 	buf = appendDB(buf, prefixMeta, db)
-	buf = binary.BigEndian.AppendUint64(buf, Pos(key))
+	buf = binary.BigEndian.AppendUint64(buf, pos)
 	return append(buf, key...)
 }
 
@@ -62,9 +64,13 @@ func posOfMeta(mk []byte) uint64 { return binary.BigEndian.Uint64(mk[1+dbBytes:]
 
 // MemberPrefix is the prefix under which a collection's members are stored.
 func MemberPrefix(buf []byte, db int, key []byte) []byte {
+	return memberPrefixAt(buf, db, Pos(key), key)
+}
+
+func memberPrefixAt(buf []byte, db int, pos uint64, key []byte) []byte {
 	buf = slices.Grow(buf, metaKeyPrefix+4+len(key))
 	buf = appendDB(buf, prefixMember, db)
-	buf = binary.BigEndian.AppendUint64(buf, Pos(key))
+	buf = binary.BigEndian.AppendUint64(buf, pos)
 	buf = binary.BigEndian.AppendUint32(buf, uint32(len(key)))
 	return append(buf, key...)
 }
@@ -89,8 +95,27 @@ func dbSpan(prefix byte, db int) (lower, upper []byte) {
 }
 
 // memberKey is the Pebble key of a collection member, in one allocation.
-func memberKey(db int, key, sub []byte) []byte {
-	buf := MemberPrefix(make([]byte, 0, metaKeyPrefix+4+len(key)+len(sub)), db, key)
+// keyPos is Pos(key), remembered for the Tx's last key: a command reaches
+// the metadata and members of one key many times, and Pos hashes it twice.
+func (t *Tx) keyPos(key []byte) uint64 {
+	if !t.posValid || string(t.posKey) != string(key) {
+		t.posKey, t.pos, t.posValid = append(t.posKey[:0], key...), Pos(key), true
+	}
+	return t.pos
+}
+
+// metaKey, memberPrefix and memberKey are MetaKey, MemberPrefix and a
+// member's key in the Tx's database.
+func (t *Tx) metaKey(buf, key []byte) []byte {
+	return metaKeyAt(buf, t.phys(), t.keyPos(key), key)
+}
+
+func (t *Tx) memberPrefix(buf, key []byte) []byte {
+	return memberPrefixAt(buf, t.phys(), t.keyPos(key), key)
+}
+
+func (t *Tx) memberKey(key, sub []byte) []byte {
+	buf := t.memberPrefix(make([]byte, 0, metaKeyPrefix+4+len(key)+len(sub)), key)
 	return append(buf, sub...)
 }
 

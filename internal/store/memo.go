@@ -26,7 +26,7 @@ func (t *Tx) Memo(key []byte) (memo any, found bool, tok MemoToken) {
 	if t.b != nil || t.snap != nil {
 		return nil, false, MemoToken{}
 	}
-	t.scratch = MetaKey(t.scratch[:0], t.phys(), key)
+	t.scratch = t.metaKey(t.scratch[:0], key)
 	e, ref, _, _ := t.st.cache.get(t.scratch)
 	if ref == nil || !e.found {
 		return nil, false, MemoToken{}
@@ -46,6 +46,6 @@ func (t *Tx) Remember(key []byte, memo any, tok MemoToken) {
 	if len(tok.seen) == 0 {
 		return
 	}
-	t.scratch = MetaKey(t.scratch[:0], t.phys(), key)
+	t.scratch = t.metaKey(t.scratch[:0], key)
 	t.st.cache.remember(t.scratch, memo, tok.seen)
 }

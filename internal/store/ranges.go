@@ -5,7 +5,7 @@ package store
 // consumer group and its pending entries, for XGROUP DESTROY).
 func (t *Tx) DeleteMemberRange(key, from, to []byte) {
 	t.mustWrite()
-	p := MemberPrefix(nil, t.phys(), key)
+	p := t.memberPrefix(nil, key)
 	lo := append(append([]byte(nil), p...), from...)
 	hi := append(append([]byte(nil), p...), to...)
 	t.delRange(lo, hi)

@@ -181,7 +181,7 @@ func (t *Tx) WriteStringFunc(key []byte, n, expireAt int64, fill func(off int64,
 	// for every rewrite would pile up tombstones that every later read of
 	// the key has to step through.
 	if existed && old.Type == TypeString && old.Chunked && old.StringLen() > i*ChunkSize {
-		p := MemberPrefix(nil, t.phys(), key)
+		p := t.memberPrefix(nil, key)
 		t.delRange(append(p, chunkSub(i)...), PrefixEnd(p))
 	}
 	return m

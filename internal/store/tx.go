@@ -53,6 +53,9 @@ type Tx struct {
 	scratch    []byte
 	scratchBuf [48]byte // scratch's first buffer: a read's lookup allocates no key
 	chunkKey   []byte   // the metadata key viewChunk looks up
+	posKey     []byte   // keyPos's last key and its Pos
+	pos        uint64
+	posValid   bool
 
 	// written holds the metadata entries this batch wrote, by Pebble key;
 	// they go to the batches when the Tx is sealed (see pendingMeta) and
@@ -482,7 +485,7 @@ func (t *Tx) view(k []byte, fn func(v []byte)) bool {
 // It looks in this batch's writes, then the cache, then Pebble. A snapshot
 // read skips the cache, which may be newer than the snapshot.
 func (t *Tx) rawMeta(key []byte) (Meta, bool) {
-	t.scratch = MetaKey(t.scratch[:0], t.phys(), key)
+	t.scratch = t.metaKey(t.scratch[:0], key)
 	mk := t.scratch
 	if t.b != nil && t.last.valid && bytes.Equal(t.last.mk, mk) {
 		m := t.last.m
@@ -648,7 +651,7 @@ func (t *Tx) PutQuiet(key []byte, m Meta) {
 	if m.ExpireAt != 0 && (!existed || old.ExpireAt != m.ExpireAt) && !later {
 		t.set(expiryKey(nil, phys, m.ExpireAt, key), nil)
 	}
-	mk := MetaKey(nil, phys, key)
+	mk := t.metaKey(nil, key)
 	enc := m.encode(make([]byte, 0, metaHeader+len(m.Body)))
 	t.putMeta(mk, enc, true, ref)
 }
@@ -669,7 +672,7 @@ func (t *Tx) remove(key []byte, m Meta) {
 		t.Notify(NotifyExpired, "expired", key)
 	}
 	phys := t.phys()
-	mk := MetaKey(nil, phys, key)
+	mk := t.metaKey(nil, key)
 	var ref *cacheEntry
 	if t.last.valid && bytes.Equal(t.last.mk, mk) {
 		ref = t.last.ref
@@ -687,7 +690,7 @@ func (t *Tx) remove(key []byte, m Meta) {
 }
 
 func (t *Tx) deleteMembers(phys int, key []byte) {
-	p := MemberPrefix(nil, phys, key)
+	p := t.memberPrefix(nil, key)
 	t.delRange(p, PrefixEnd(p))
 }
 
@@ -721,7 +724,7 @@ func (t *Tx) Expires() int64 {
 
 // Member returns a collection member's value.
 func (t *Tx) Member(key, sub []byte) ([]byte, bool) {
-	v, ok := t.get(memberKey(t.phys(), key, sub))
+	v, ok := t.get(t.memberKey(key, sub))
 	if t.straddled() {
 		panic(ErrStaleRead)
 	}
@@ -731,7 +734,7 @@ func (t *Tx) Member(key, sub []byte) ([]byte, bool) {
 // viewMember calls fn with a member's value, valid only during the call,
 // if the member exists: a read of a few bytes of a 4 KB chunk copies none.
 func (t *Tx) viewMember(key, sub []byte, fn func(v []byte)) bool {
-	found := t.view(memberKey(t.phys(), key, sub), func(v []byte) {
+	found := t.view(t.memberKey(key, sub), func(v []byte) {
 		if t.straddled() {
 			panic(ErrStaleRead)
 		}
@@ -746,13 +749,13 @@ func (t *Tx) viewMember(key, sub []byte, fn func(v []byte)) bool {
 // SetMember writes a collection member.
 func (t *Tx) SetMember(key, sub, value []byte) {
 	t.mustWrite()
-	t.set(memberKey(t.phys(), key, sub), value)
+	t.set(t.memberKey(key, sub), value)
 }
 
 // DeleteMember removes a collection member.
 func (t *Tx) DeleteMember(key, sub []byte) {
 	t.mustWrite()
-	t.del(memberKey(t.phys(), key, sub))
+	t.del(t.memberKey(key, sub))
 }
 
 // Members iterates a collection's members with sub in [from, to) (nil: no
@@ -761,7 +764,7 @@ func (t *Tx) DeleteMember(key, sub []byte) {
 func (t *Tx) Members(key, from, to []byte, reverse bool, fn func(sub, value []byte) bool) {
 	// The bounds share one allocation (Pebble holds them while it iterates).
 	np := metaKeyPrefix + 4 + len(key)
-	lower := MemberPrefix(make([]byte, 0, 2*np+len(from)+len(to)), t.phys(), key)
+	lower := t.memberPrefix(make([]byte, 0, 2*np+len(from)+len(to)), key)
 	p := lower[:np:np]
 	lower = append(lower, from...)
 	upper := append(lower[len(lower):], p...)
