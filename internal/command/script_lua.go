@@ -589,16 +589,29 @@ func luaArgv(L *lua.LState) ([][]byte, string) {
 	if n == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
+	// The arguments share one buffer: a command may keep them, so it is
+	// new on every call, but one allocation instead of one per argument.
+	size := 0
+	for i := 1; i <= n; i++ {
+		if v, ok := L.Get(i).(lua.LString); ok {
+			size += len(v)
+		} else {
+			size += 24 // a number's %.17g
+		}
+	}
 	argv := make([][]byte, n)
+	buf := make([]byte, 0, size)
 	for i := range argv {
+		start := len(buf)
 		switch v := L.Get(i + 1).(type) {
 		case lua.LString:
-			argv[i] = []byte(v)
+			buf = append(buf, v...)
 		case lua.LNumber:
-			argv[i] = []byte(fmtG(float64(v), 17))
+			buf = append(buf, fmtG(float64(v), 17)...)
 		default:
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
+		argv[i] = buf[start:len(buf):len(buf)]
 	}
 	return argv, ""
 }
