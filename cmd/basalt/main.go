@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -37,6 +38,7 @@ func main() {
 	if cfg.GoMaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.GoMaxProcs)
 	}
+	setGC(cfg)
 	srv, err := server.New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "basalt:", err)
@@ -137,4 +139,19 @@ func startPprof(addr string) error {
 	slog.Info("pprof", "addr", ln.Addr().String())
 	go http.Serve(ln, nil)
 	return nil
+}
+
+// setGC lets the Go heap grow to three times what is live between
+// collections (Go's default is twice), unless GOGC or GOMEMLIMIT say
+// otherwise. Every command allocates a little (arguments, replies, keys),
+// so collections come often while little is live, and each one costs all
+// cores some time: SET and EVALSHA spent 0.89x and 0.86x the CPU per
+// request. The limit bounds the heap whatever is live, above the two
+// caches (the block cache is on the Go heap only in a build without cgo).
+func setGC(cfg server.Config) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetGCPercent(200)
+	debug.SetMemoryLimit(1<<30 + 4*max(cfg.MetaCacheSize, 0) + max(cfg.CacheSize, 0))
 }
