@@ -101,7 +101,13 @@ func (c *Command) Keys(argv [][]byte) [][]byte {
 	if last < 0 {
 		last = len(argv) + last
 	}
+	if last >= len(argv) {
+		last = len(argv) - 1
+	}
 	step := max(c.Step, 1)
+	if step == 1 && last >= c.FirstKey { // a part of argv: no allocation
+		return argv[c.FirstKey : last+1 : last+1]
+	}
 	var keys [][]byte
 	for i := c.FirstKey; i <= last && i < len(argv); i += step {
 		keys = append(keys, argv[i])

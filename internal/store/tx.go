@@ -120,9 +120,9 @@ func (t *Tx) ViewSize() int { return t.chain.view.Len() }
 func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
 	s.installing.RLock()
 	t := readTxs.Get().(*Tx)
-	chunkKey := t.chunkKey
+	chunkKey, posKey := t.chunkKey, t.posKey
 	*t = Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true, reading: true}
-	t.scratch, t.chunkKey = t.scratchBuf[:0], chunkKey[:0]
+	t.scratch, t.chunkKey, t.posKey = t.scratchBuf[:0], chunkKey[:0], posKey[:0]
 	if snapshot {
 		t.snap = s.pdb.NewSnapshot()
 		t.r = t.snap
@@ -193,7 +193,7 @@ func (t *Tx) Close() {
 	if t.reading {
 		t.reading = false
 		t.st.installing.RUnlock()
-		*t = Tx{chunkKey: t.chunkKey}
+		*t = Tx{chunkKey: t.chunkKey, posKey: t.posKey} // their buffers, for the next read
 		readTxs.Put(t)
 	}
 }
