@@ -204,11 +204,12 @@ func (t *Tx) Writes() int { return t.writes }
 
 // lastMeta remembers one rawMeta result (see Tx.last).
 type lastMeta struct {
-	mk    []byte
-	m     Meta
-	found bool
-	valid bool
-	ref   *cacheEntry // the cache entry it came from, or nil
+	mk       []byte
+	m        Meta
+	found    bool
+	valid    bool
+	bodyless bool        // m.Body was too big to keep (lastBodyMax)
+	ref      *cacheEntry // the cache entry it came from, or nil
 }
 
 // pendingMeta is a metadata entry a write Tx wrote, for the cache once
@@ -487,7 +488,7 @@ func (t *Tx) view(k []byte, fn func(v []byte)) bool {
 func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 	t.scratch = t.metaKey(t.scratch[:0], key)
 	mk := t.scratch
-	if t.b != nil && t.last.valid && bytes.Equal(t.last.mk, mk) {
+	if t.b != nil && t.last.valid && !t.last.bodyless && bytes.Equal(t.last.mk, mk) {
 		m := t.last.m
 		m.Body = append([]byte(nil), m.Body...) // callers may edit the body
 		return m, t.last.found
@@ -495,9 +496,28 @@ func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 	m, ok, ref := t.readMeta(mk)
 	if t.b != nil {
 		t.last = lastMeta{mk: append(t.last.mk[:0], mk...), m: m, found: ok, valid: true, ref: ref}
-		t.last.m.Body = append([]byte(nil), m.Body...)
+		// A big body (a bitmap that BITFIELD edits) is not copied: the
+		// write that follows the lookup needs only the header.
+		t.last.bodyless = len(m.Body) > lastBodyMax
+		t.last.m.Body = nil
+		if !t.last.bodyless {
+			t.last.m.Body = append([]byte(nil), m.Body...)
+		}
 	}
 	return m, ok
+}
+
+// lastBodyMax is the largest body Tx.last keeps.
+const lastBodyMax = 256
+
+// headerMeta is rawMeta for a caller that does not look at the body.
+func (t *Tx) headerMeta(key []byte) (Meta, bool) {
+	if t.b != nil && t.last.valid {
+		if t.scratch = t.metaKey(t.scratch[:0], key); bytes.Equal(t.last.mk, t.scratch) {
+			return t.last.m, t.last.found
+		}
+	}
+	return t.rawMeta(key)
 }
 
 // ErrStaleRead is what a live read panics with when the members it read
@@ -625,7 +645,7 @@ func (t *Tx) Put(key []byte, m Meta) {
 func (t *Tx) PutQuiet(key []byte, m Meta) {
 	t.mustWrite()
 	phys := t.phys()
-	old, existed := t.rawMeta(key)
+	old, existed := t.headerMeta(key)
 	ref := t.last.ref
 	t.noteCreated(key, existed, existed && old.Expired(t.Now))
 	// The expiry index is a set of hints (see ExpireDue): a key's entry
