@@ -346,8 +346,16 @@ func xreadTwin(before []xreadStream, key []byte) *xreadStream {
 
 // entries returns up to count (0: all) entries from start on.
 func (s *stream) entries(start streamID, count int64) (ids []streamID, vals [][]byte) {
-	s.each(start, maxStreamID, false, func(id streamID, v []byte) bool {
-		ids = append(ids, id)
+	from, to := entryBounds(start, maxStreamID)
+	// A group's consumers read the next entries in turn: a write reads
+	// ahead, so that the next consumer's read in the same group seeks
+	// nothing (store.MembersAhead).
+	ahead := 0
+	if count > 0 {
+		ahead = int(min(count, 16) * 4)
+	}
+	s.c.Tx.MembersAhead(s.key, from, to, ahead, func(sub, v []byte) bool {
+		ids = append(ids, idFrom(sub[1:]))
 		vals = append(vals, append([]byte(nil), v...))
 		return count == 0 || int64(len(ids)) < count
 	})

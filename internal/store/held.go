@@ -27,6 +27,7 @@ func (t *Tx) HoldMember(key, sub, value []byte) {
 }
 
 func (t *Tx) hold(k, value []byte, found bool) {
+	t.dropAhead(k, nil)
 	t.writes++
 	t.last.valid = false
 	if t.held == nil {
@@ -89,7 +90,7 @@ func (t *Tx) saveHeld(lo, hi []byte) {
 		return
 	}
 	for k, e := range t.held {
-		if e.saved || !all && !inSpan([]byte(k), lo, hi) {
+		if e.saved || !all && !inSpan(k, lo, hi) {
 			continue
 		}
 		e.saved = true
@@ -110,12 +111,14 @@ func (t *Tx) forgetHeld(lo, hi []byte) {
 		return
 	}
 	for k := range t.held {
-		if inSpan([]byte(k), lo, hi) {
+		if inSpan(k, lo, hi) {
 			delete(t.held, k)
 		}
 	}
 }
 
-func inSpan(k, lo, hi []byte) bool {
-	return bytes.Compare(k, lo) >= 0 && (hi == nil || bytes.Compare(k, hi) < 0)
+// inSpan reports whether k is in [lo, hi) (hi nil: no end); the
+// conversions in the comparisons allocate nothing.
+func inSpan(k string, lo, hi []byte) bool {
+	return k >= string(lo) && (hi == nil || k < string(hi))
 }

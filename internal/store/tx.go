@@ -68,6 +68,7 @@ type Tx struct {
 
 	iter     *pebble.Iterator // a write Tx's iterator on its view, reused (openIter)
 	iterBusy bool
+	ahead    *readAhead // members read ahead (ahead.go)
 
 	held           map[string]*heldMember // by Pebble key (held.go)
 	heldUnsaved    bool
@@ -295,6 +296,7 @@ func (t *Tx) del(k []byte) {
 }
 
 func (t *Tx) setBoth(k, v []byte) {
+	t.dropAhead(k, nil)
 	if err := t.b.Set(k, v, nil); err != nil {
 		panic(err)
 	}
@@ -304,6 +306,7 @@ func (t *Tx) setBoth(k, v []byte) {
 }
 
 func (t *Tx) delBoth(k []byte) {
+	t.dropAhead(k, nil)
 	if err := t.b.Delete(k, nil); err != nil {
 		panic(err)
 	}
@@ -314,6 +317,7 @@ func (t *Tx) delBoth(k []byte) {
 
 func (t *Tx) delRange(lo, hi []byte) {
 	t.forgetHeld(lo, hi)
+	t.dropAhead(lo, hi)
 	t.writes++
 	t.last.valid = false
 	if err := t.b.DeleteRange(lo, hi, nil); err != nil {
