@@ -87,6 +87,11 @@ type Command struct {
 	// nothing and reports whether it did; otherwise it writes no reply and
 	// the command goes through the write path.
 	ReadFirst func(c *Ctx) bool
+	// ReadFirstAfterSame says that what ReadFirst answers stays true once
+	// the same command's earlier calls are applied (a PFADD only raises
+	// registers and creates keys), so it may answer while a client's
+	// earlier calls of it are still on the write path.
+	ReadFirstAfterSame bool
 }
 
 // IsWrite reports whether the command goes through the write path.

@@ -30,7 +30,7 @@ func init() {
 	register(
 		hll(&Command{Name: "pfadd", Arity: -2, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1,
 			Categories: []string{"write", "hyperloglog", "fast"}, Since: "2.8.9", Summary: "Adds the specified elements to the specified HyperLogLog.",
-			KeySpecs: []KeySpec{{Flags: []string{"RW", "insert"}, Index: 1, KeyStep: 1}}, Run: cmdPFAdd, ReadFirst: pfAddRead}),
+			KeySpecs: []KeySpec{{Flags: []string{"RW", "insert"}, Index: 1, KeyStep: 1}}, Run: cmdPFAdd, ReadFirst: pfAddRead, ReadFirstAfterSame: true}),
 		// PFCOUNT is read-only for Redis, yet counting one key stores the
 		// count in the value's header when it was stale. So it goes through
 		// the write path, except when ReadFirst can answer without changing

@@ -420,12 +420,13 @@ func (r *readConfirmation) reset()                   { r.valid = false }
 
 // readFirst runs a command's ReadFirst on applied state, like read, with a
 // snapshot only if argv names several keys; it reports whether that
-// answered. Not while the client's writes are in flight: a read would wait
+// answered. Not while the client's writes are in flight (unless they are
+// calls of the same command and it allows: ReadFirstAfterSame): a read would wait
 // for them to commit, holding up the rest of its pipeline (SETBITs that
 // change a bit and SETBITs that don't, in turns, ran at 0.4x), where the
 // write path takes it in the same group.
 func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) bool {
-	if len(c.pending) > 0 || c.up != nil && len(c.up.replies) > 0 {
+	if c.up != nil && len(c.up.replies) > 0 || len(c.pending) > 0 && !(cmd.ReadFirstAfterSame && c.pendingAre(cmd.Name)) {
 		return false
 	}
 	w := c.reply()
@@ -435,6 +436,17 @@ func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) bool 
 	answered := true // what a panic leaves: its error reply
 	runRead(c.srv.st, c.db, now, len(cmd.Keys(argv)) > 1, w, argv, func(ctx *command.Ctx) { answered = cmd.ReadFirst(ctx) })
 	return answered
+}
+
+// pendingAre reports whether every write of the client in flight is a
+// call of the command name.
+func (c *Client) pendingAre(name string) bool {
+	for _, p := range c.pending {
+		if p.Rec.Kind != shard.KindCommand || len(p.Rec.Cmds) != 1 || !strings.EqualFold(string(p.Rec.Cmds[0][0]), name) {
+			return false
+		}
+	}
+	return true
 }
 
 // propose sends a write down the ordered path without waiting: pipelined

@@ -265,6 +265,13 @@ func TestHyperLogLog(t *testing.T) {
 			}
 			d.Do("PFDEBUG", "ENCODING", c.key)
 		}
+		// Known elements behind a client's own writes in flight: basalt
+		// answers them on applied state only behind PFADDs.
+		hllPipeline(t, d, [][]string{
+			{"PFADD", "fresh", "x"}, {"PFADD", "fresh", "x"}, {"PFADD", "fresh", "y", "x"},
+			{"PFADD", "dense", "e1"}, {"DEL", "fresh"}, {"PFADD", "fresh", "x"}, {"PFADD", "fresh", "x"},
+			{"SET", "fresh", "s"}, {"PFADD", "fresh", "x"}, {"DEL", "fresh"}, {"PFADD", "dense", "e2"},
+		})
 		d.Run(`
 			SET str abc
 			PFADD str e1
