@@ -69,7 +69,7 @@ func bitOffset(c *Ctx, arg []byte, hash bool, width int) (int64, bool) {
 // lookupStringForBitCommand. It also marks the value raw, as Redis's lookup
 // does. dirty reports that the key was created or grown.
 func bitmapFor(c *Ctx, key []byte, n int64) (m store.Meta, dirty, ok bool) {
-	m, found, wrong := c.Lookup(key, store.TypeString)
+	m, found, wrong := c.LookupShared(key, store.TypeString) // WriteStringRange copies
 	if wrong {
 		return m, false, false
 	}
@@ -95,7 +95,7 @@ func cmdSetBit(c *Ctx) {
 		return
 	}
 	byteOff := off >> 3
-	m, found, wrong := c.Lookup(key, store.TypeString)
+	m, found, wrong := c.LookupShared(key, store.TypeString) // WriteStringRange copies
 	if wrong {
 		return
 	}

@@ -198,11 +198,14 @@ func (t *Tx) WriteStringRange(key []byte, m Meta, off int64, data []byte) Meta {
 	n := max(m.StringLen(), end)
 	m.Raw = true
 	if !m.Chunked && n <= InlineMax {
-		if int64(len(m.Body)) < n {
-			m.Body = append(m.Body, make([]byte, n-int64(len(m.Body)))...)
-		}
-		copy(m.Body[off:], data)
-		t.Put(key, m)
+		// Built in its stored form, one copy; m.Body is left as it was,
+		// so it may be shared (LookupShared).
+		enc := m.encode(make([]byte, 0, metaHeader+n))
+		enc = enc[:metaHeader+n] // zeros past the old end
+		copy(enc[metaHeader+off:], data)
+		m.Body = enc[metaHeader:]
+		t.putEncoded(key, m, enc)
+		t.touch(t.DB, key)
 		return m
 	}
 	old := m.Body

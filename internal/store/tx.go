@@ -549,7 +549,10 @@ func (t *Tx) readMeta(mk []byte) (m Meta, ok bool, ref *cacheEntry) {
 	}
 	var v []byte
 	if e, hit := t.pendingWritten(mk); hit {
-		v, ok, ref = append([]byte(nil), e.value...), e.found, e.ref // callers may edit the body
+		v, ok, ref = e.value, e.found, e.ref // never changed in place: putMeta replaces it
+		if !t.shared {
+			v = append([]byte(nil), v...) // callers may edit the body
+		}
 	} else if t.snap != nil || t.b != nil && t.cacheStale() {
 		v, ok = t.get(mk)
 	} else if e, cached, version, complete := t.st.cache.get(mk); cached != nil {
@@ -559,7 +562,7 @@ func (t *Tx) readMeta(mk []byte) (m Meta, ok bool, ref *cacheEntry) {
 		switch {
 		case e.big: // the cache knows the key, not its value
 			v, ok = t.get(mk)
-		case !t.shared || t.b != nil:
+		case !t.shared:
 			v, ok = append([]byte(nil), e.value...), e.found
 		default:
 			v, ok = e.value, e.found
@@ -598,10 +601,12 @@ func (t *Tx) Lookup(key []byte) (Meta, bool) {
 	return m, true
 }
 
-// LookupShared is Lookup for a read that only looks at the metadata: in a
-// read Tx, the Body it returns may be the cache's own bytes (never
-// modified once cached), which the caller must not modify either. A GETBIT
-// on a 1 KB bitmap then copies nothing.
+// LookupShared is Lookup for a caller that does not modify the body: the
+// Body it returns may be the cache's own bytes (never modified once
+// cached) or, in a write Tx, the metadata the Tx wrote (replaced, never
+// modified, by the next write). A GETBIT on a 1 KB bitmap then copies
+// nothing, and a SETBIT copies it once, into the new value
+// (WriteStringRange).
 func (t *Tx) LookupShared(key []byte) (Meta, bool) {
 	t.shared = true
 	m, ok := t.Lookup(key)
@@ -646,7 +651,11 @@ func (t *Tx) Put(key []byte, m Meta) {
 
 // PutQuiet is Put for a change Redis does not count as a modification of
 // the key (XSETID): WATCH and blocked clients don't see it.
-func (t *Tx) PutQuiet(key []byte, m Meta) {
+func (t *Tx) PutQuiet(key []byte, m Meta) { t.putEncoded(key, m, nil) }
+
+// putEncoded is PutQuiet with m's stored form already built (enc; nil:
+// build it).
+func (t *Tx) putEncoded(key []byte, m Meta, enc []byte) {
 	t.mustWrite()
 	phys := t.phys()
 	old, existed := t.headerMeta(key)
@@ -676,7 +685,9 @@ func (t *Tx) PutQuiet(key []byte, m Meta) {
 		t.set(expiryKey(nil, phys, m.ExpireAt, key), nil)
 	}
 	mk := t.metaKey(nil, key)
-	enc := m.encode(make([]byte, 0, metaHeader+len(m.Body)))
+	if enc == nil {
+		enc = m.encode(make([]byte, 0, metaHeader+len(m.Body)))
+	}
 	t.putMeta(mk, enc, true, ref)
 }
 
