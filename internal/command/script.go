@@ -82,8 +82,9 @@ type script struct {
 // once. Records never depend on it: they carry the body.
 var scripts = struct {
 	sync.Mutex
-	m map[string]*script
-}{m: map[string]*script{}}
+	m      map[string]*script
+	byBody map[string]*script // the same scripts by body: EVALSHA runs as EVAL, and a map lookup costs less than a SHA1
+}{m: map[string]*script{}, byBody: map[string]*script{}}
 
 // SHA1Hex is the hex SHA1 of b, the name of a script.
 func SHA1Hex(b []byte) string {
@@ -94,9 +95,15 @@ func SHA1Hex(b []byte) string {
 // loadScript returns body's compiled script, compiling and caching it the
 // first time; on a compile error it returns Redis's error reply.
 func loadScript(body []byte) (*script, string) {
+	scripts.Lock()
+	s := scripts.byBody[string(body)]
+	scripts.Unlock()
+	if s != nil {
+		return s, ""
+	}
 	sha := SHA1Hex(body)
 	scripts.Lock()
-	s := scripts.m[sha]
+	s = scripts.m[sha]
 	scripts.Unlock()
 	if s != nil {
 		return s, ""
@@ -125,6 +132,7 @@ func loadScript(body []byte) (*script, string) {
 	s = &script{sha: sha, body: append([]byte(nil), body...), proto: proto, shebang: shebang, noWrites: noWrites}
 	scripts.Lock()
 	scripts.m[sha] = s
+	scripts.byBody[string(s.body)] = s
 	scripts.Unlock()
 	return s, ""
 }
@@ -259,7 +267,7 @@ func ResolveQueued(cmds [][][]byte) [][][]byte {
 
 func flushScripts() {
 	scripts.Lock()
-	scripts.m = map[string]*script{}
+	scripts.m, scripts.byBody = map[string]*script{}, map[string]*script{}
 	scripts.Unlock()
 }
 
