@@ -28,12 +28,7 @@ func TestCounts(t *testing.T) {
 	}
 	write := func(fn func(tx *Tx)) {
 		t.Helper()
-		tx := st.WriteTx()
-		tx.Now = now
-		fn(tx)
-		if err := tx.Commit(true); err != nil {
-			t.Fatal(err)
-		}
+		commitNow(t, st, now, fn)
 	}
 	str := func(expireAt int64) Meta { return Meta{Type: TypeString, ExpireAt: expireAt, Body: []byte("v")} }
 
@@ -76,6 +71,17 @@ func TestCounts(t *testing.T) {
 	check(st, 0, 0)
 }
 
+// commitNow runs fn on a write Tx whose clock reads at, and commits it.
+func commitNow(t *testing.T, st *Store, at int64, fn func(tx *Tx)) {
+	t.Helper()
+	tx := st.WriteTx()
+	tx.Now = at
+	fn(tx)
+	if err := tx.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func dueEntry(at int64, key string) []byte {
 	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), key...)
 }
@@ -84,21 +90,12 @@ func dueEntry(at int64, key string) []byte {
 // a key's expiry but never after it, through ExpireDue: an entry that comes
 // due moves to the key's expiry, expires the key or goes away with it.
 func TestExpiryHints(t *testing.T) {
-	st, err := Open(t.TempDir(), Options{Databases: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	const now = 1_000_000
 	str := func(expireAt int64) Meta { return Meta{Type: TypeString, ExpireAt: expireAt, Body: []byte("v")} }
 	write := func(at int64, fn func(tx *Tx)) {
 		t.Helper()
-		tx := st.WriteTx()
-		tx.Now = at
-		fn(tx)
-		if err := tx.Commit(true); err != nil {
-			t.Fatal(err)
-		}
+		commitNow(t, st, at, fn)
 	}
 	index := func() []string {
 		var got []string
