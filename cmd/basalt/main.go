@@ -146,8 +146,9 @@ func startPprof(addr string) error {
 // otherwise. Every command allocates a little (arguments, replies, keys),
 // so collections come often while little is live, and each one costs all
 // cores some time: SET spent 0.89-0.97x the CPU per request, EVALSHA
-// 0.97x (0.86x with GOGC=400, which doubles the heap). The limit bounds the heap whatever is live, above the two
-// caches (the block cache is on the Go heap only in a build without cgo).
+// 0.97x (0.86x with GOGC=400, which doubles the heap). The limit bounds
+// the heap whatever is live, above the two caches (the block cache is on
+// the Go heap only in a build without cgo).
 func setGC(cfg server.Config) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return

@@ -433,11 +433,11 @@ func (r *readConfirmation) reset()                   { r.valid = false }
 
 // readFirst runs a command's ReadFirst on applied state, like read, with a
 // snapshot only if argv names several keys; it reports whether that
-// answered. Not while the client's writes are in flight (unless they are
-// calls of the same command and it allows: ReadFirstAfterSame): a read would wait
-// for them to commit, holding up the rest of its pipeline (SETBITs that
-// change a bit and SETBITs that don't, in turns, ran at 0.4x), where the
-// write path takes it in the same group.
+// answered. Not while the client's writes are in flight, unless they are
+// all calls of the same command and it allows that (ReadFirstAfterSame):
+// a read would wait for them to commit, holding up the rest of its
+// pipeline (SETBITs that change a bit and SETBITs that don't, in turns,
+// ran at 0.4x), where the write path takes it in the same group.
 func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) bool {
 	if c.up != nil && len(c.up.replies) > 0 || len(c.pending) > 0 && !(cmd.ReadFirstAfterSame && c.pendingAre(cmd.Name)) {
 		return false
