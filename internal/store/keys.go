@@ -94,7 +94,6 @@ func dbSpan(prefix byte, db int) (lower, upper []byte) {
 	return appendDB(nil, prefix, db), appendDB(nil, prefix, db+1)
 }
 
-// memberKey is the Pebble key of a collection member, in one allocation.
 // keyPos is Pos(key), remembered for the Tx's last key: a command reaches
 // the metadata and members of one key many times, and Pos hashes it twice.
 func (t *Tx) keyPos(key []byte) uint64 {
@@ -104,8 +103,8 @@ func (t *Tx) keyPos(key []byte) uint64 {
 	return t.pos
 }
 
-// metaKey, memberPrefix and memberKey are MetaKey, MemberPrefix and a
-// member's key in the Tx's database.
+// metaKey and memberPrefix are MetaKey and MemberPrefix in the Tx's
+// database.
 func (t *Tx) metaKey(buf, key []byte) []byte {
 	return metaKeyAt(buf, t.phys(), t.keyPos(key), key)
 }
@@ -114,6 +113,8 @@ func (t *Tx) memberPrefix(buf, key []byte) []byte {
 	return memberPrefixAt(buf, t.phys(), t.keyPos(key), key)
 }
 
+// memberKey is the Pebble key of a collection member in the Tx's
+// database, in one allocation.
 func (t *Tx) memberKey(key, sub []byte) []byte {
 	buf := t.memberPrefix(make([]byte, 0, metaKeyPrefix+4+len(key)+len(sub)), key)
 	return append(buf, sub...)
