@@ -169,13 +169,12 @@ func All() []*Command {
 // Lookup finds a command by name, ignoring ASCII case as Redis does,
 // without allocating (clients send GET or get).
 func Lookup(name []byte) *Command {
-	if c := table[string(name)]; c != nil {
-		return c
-	}
 	var buf [32]byte // longer than any command name
 	if len(name) > len(buf) {
 		return nil
 	}
+	// Lowered first: one map lookup whatever the case (clients often send
+	// names in capitals).
 	lower := buf[:len(name)]
 	for i, ch := range name {
 		if 'A' <= ch && ch <= 'Z' {
