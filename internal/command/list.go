@@ -169,6 +169,24 @@ func (l *listObj) get(i int64) []byte {
 	return v
 }
 
+// end returns the element at the head (left) or the tail. Pops from one
+// end follow each other within a group: a write reads ahead
+// (store.MembersAhead), so the next pop in the group seeks nothing.
+func (l *listObj) end(left bool) []byte {
+	i := l.h.tail
+	if left {
+		i = l.h.head
+	}
+	var v []byte
+	l.tx.MembersAhead(l.key, listSub(l.h.head), listSub(l.h.tail+1), !left, 16, func(sub, value []byte) bool {
+		if store.IntFromSortable(sub) == i {
+			v = bytes.Clone(value)
+		}
+		return false
+	})
+	return v
+}
+
 func (l *listObj) push(left bool, v []byte) {
 	if left {
 		l.h.head--
@@ -185,10 +203,8 @@ func (l *listObj) pop(left bool, n int64) [][]byte {
 	n = min(n, l.h.count)
 	var out [][]byte
 	switch {
-	case n == 1 && left: // one point read rather than an iterator
-		out = append(out, l.get(0))
 	case n == 1:
-		out = append(out, l.get(l.h.count-1))
+		out = append(out, l.end(left))
 	case left:
 		l.each(0, n, false, func(_ int64, v []byte) bool { out = append(out, v); return true })
 	default:

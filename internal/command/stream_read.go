@@ -354,7 +354,7 @@ func (s *stream) entries(start streamID, count int64) (ids []streamID, vals [][]
 	if count > 0 {
 		ahead = int(min(count, 16) * 4)
 	}
-	s.c.Tx.MembersAhead(s.key, from, to, ahead, func(sub, v []byte) bool {
+	s.c.Tx.MembersAhead(s.key, from, to, false, ahead, func(sub, v []byte) bool {
 		ids = append(ids, idFrom(sub[1:]))
 		vals = append(vals, append([]byte(nil), v...))
 		return count == 0 || int64(len(ids)) < count

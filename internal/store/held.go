@@ -27,7 +27,7 @@ func (t *Tx) HoldMember(key, sub, value []byte) {
 }
 
 func (t *Tx) hold(k, value []byte, found bool) {
-	t.dropAhead(k, nil)
+	t.aheadWrite(k, value, found)
 	t.writes++
 	t.last.valid = false
 	if t.held == nil {

@@ -296,7 +296,7 @@ func (t *Tx) del(k []byte) {
 }
 
 func (t *Tx) setBoth(k, v []byte) {
-	t.dropAhead(k, nil)
+	t.aheadWrite(k, v, true)
 	if err := t.b.Set(k, v, nil); err != nil {
 		panic(err)
 	}
@@ -306,7 +306,7 @@ func (t *Tx) setBoth(k, v []byte) {
 }
 
 func (t *Tx) delBoth(k []byte) {
-	t.dropAhead(k, nil)
+	t.aheadWrite(k, nil, false)
 	if err := t.b.Delete(k, nil); err != nil {
 		panic(err)
 	}
