@@ -181,15 +181,33 @@ type zset struct {
 	h      sizeHeader
 	levels int // of the rank index; 0 when the set has none
 	exists bool
+	// lo and hi bound the score index's live entries (nil: its ends). Pops
+	// leave deletions at an end of the index that a read from the end
+	// would step over one by one until they are compacted away, each pop
+	// over all the ones before: ZPOPMIN starts at lo and ZPOPMAX ends at
+	// hi instead. A pop moves its bound past what it popped, a write below
+	// lo (above hi) moves it back.
+	lo, hi []byte
 }
 
 // zsetOf opens the existing sorted set key whose metadata is m. Its header
-// is a sizeHeader followed, when the set has a rank index, by one byte:
-// the index's levels.
+// is a sizeHeader followed, when the set has a rank index or pop bounds,
+// by one byte: the index's levels (maybe 0); then, with pop bounds, lo and
+// hi, each after its length (2 bytes, 0: none).
 func zsetOf(c *Ctx, key []byte, m store.Meta) *zset {
 	z := &zset{c: c, key: key, meta: m, h: decodeSizeHeader(m.Body), exists: true}
 	if len(m.Body) > 9 {
 		z.levels = int(m.Body[9])
+	}
+	if b := m.Body; len(b) > 10 {
+		b = b[10:]
+		for _, bound := range []*[]byte{&z.lo, &z.hi} {
+			n := int(binary.BigEndian.Uint16(b))
+			if n > 0 {
+				*bound = append([]byte(nil), b[2:2+n]...)
+			}
+			b = b[2+n:]
+		}
 	}
 	return z
 }
@@ -240,7 +258,14 @@ func (z *zset) write(member []byte, score float64) {
 	if math.Signbit(score) && score == 0 {
 		v = []byte{'-'}
 	}
-	z.c.Tx.SetMember(z.key, zScoreSub(score, member), v)
+	ssub := zScoreSub(score, member)
+	z.c.Tx.SetMember(z.key, ssub, v)
+	if z.lo != nil && string(ssub) < string(z.lo) {
+		z.lo = ssub
+	}
+	if z.hi != nil && string(ssub) >= string(z.hi) {
+		z.hi = append(ssub[:len(ssub):len(ssub)], 0)
+	}
 }
 
 // insert adds a new member, converting to a skiplist as Redis does before
@@ -306,8 +331,13 @@ func (z *zset) store() {
 		z.rankDrop()
 	}
 	body := z.h.encode()
-	if z.levels > 0 {
+	if z.levels > 0 || z.lo != nil || z.hi != nil {
 		body = append(body, byte(z.levels))
+	}
+	if z.lo != nil || z.hi != nil {
+		for _, bound := range [][]byte{z.lo, z.hi} {
+			body = append(binary.BigEndian.AppendUint16(body, uint16(len(bound))), bound...)
+		}
 	}
 	z.c.Tx.Put(z.key, store.Meta{Type: store.TypeZSet, ExpireAt: z.meta.ExpireAt, Body: body})
 	z.exists = true
@@ -752,10 +782,27 @@ func ZPop(c *Ctx, keys [][]byte, max bool, count int64, emitKey, nested, nilWhen
 		c.W.ArrayLen(int(n))
 	}
 	var out []zentry
-	z.each(nil, nil, max, func(m []byte, s float64) bool {
+	var last []byte // the score index key of the last entry popped
+	from, to := zScoreFirst, zScoreEnd
+	if z.lo != nil {
+		from = z.lo
+	}
+	if z.hi != nil {
+		to = z.hi
+	}
+	z.c.Tx.Members(z.key, from, to, max, func(sub, value []byte) bool {
+		m, s := zEntryOf(sub, value)
 		out = append(out, zentry{append([]byte(nil), m...), s})
+		last = append(last[:0], sub...)
 		return int64(len(out)) < n
 	})
+	switch {
+	case last == nil:
+	case max:
+		z.hi = last
+	default:
+		z.lo = append(last, 0)
+	}
 	for _, e := range out {
 		if nested {
 			c.W.ArrayLen(2)

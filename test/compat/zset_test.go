@@ -84,6 +84,46 @@ func zscanAll(t *testing.T, c *testutil.Conn, args ...string) ([]string, int) {
 func TestZSet(t *testing.T) {
 	p := newPair(t)
 
+	t.Run("PopBounds", func(t *testing.T) {
+		// Pops keep bounds of the score index in basalt's header; writes
+		// below or above them, score changes, copies and renames must move
+		// or carry them. Random rounds, every reply compared.
+		d := p.diff(t)
+		r := rand.New(rand.NewPCG(11, 12))
+		for i := range 300 {
+			d.Do("ZADD", "pq", strconv.Itoa(r.IntN(1000)), "m"+strconv.Itoa(i))
+		}
+		for range 600 {
+			m := "m" + strconv.Itoa(r.IntN(400))
+			switch r.IntN(9) {
+			case 0, 1:
+				d.Do("ZPOPMIN", "pq")
+			case 2:
+				d.Do("ZPOPMAX", "pq", strconv.Itoa(1+r.IntN(3)))
+			case 3:
+				d.Do("ZADD", "pq", strconv.Itoa(r.IntN(1000)-10), m)
+			case 4:
+				d.Do("ZINCRBY", "pq", strconv.Itoa(r.IntN(200)-100), m)
+			case 5:
+				d.Do("ZREM", "pq", m)
+			case 6:
+				d.Do("ZRANGE", "pq", "0", "2", "WITHSCORES")
+			case 7:
+				d.Do("COPY", "pq", "pq2", "REPLACE")
+				d.Do("ZPOPMIN", "pq2", "2")
+				d.Do("ZADD", "pq2", "-5", m)
+				d.Do("ZRANGE", "pq2", "0", "-1", "WITHSCORES")
+			case 8:
+				d.Do("BZPOPMIN", "pq", "0.01")
+			}
+		}
+		d.Do("RENAME", "pq", "pq3")
+		d.Do("ZADD", "pq3", "5000", "top")
+		d.Do("ZPOPMAX", "pq3")
+		d.Do("ZRANGE", "pq3", "0", "-1", "WITHSCORES")
+		d.Do("ZCARD", "pq3")
+	})
+
 	t.Run("ZAddOptions", func(t *testing.T) {
 		zsetBoth(t, p, `
 			ZADD z 1 a
