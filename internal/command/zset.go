@@ -186,8 +186,17 @@ type zset struct {
 	// would step over one by one until they are compacted away, each pop
 	// over all the ones before: ZPOPMIN starts at lo and ZPOPMAX ends at
 	// hi instead. A pop moves its bound past what it popped, a write below
-	// lo (above hi) moves it back.
+	// lo (above hi) moves it back. Every read of the whole index starts
+	// (ends) there too.
 	lo, hi []byte
+}
+
+// cmpOr returns bound, or end if there is none.
+func cmpOr(bound, end []byte) []byte {
+	if bound != nil {
+		return bound
+	}
+	return end
 }
 
 // zsetOf opens the existing sorted set key whose metadata is m. Its header
@@ -356,10 +365,10 @@ func (z *zset) each(from, to []byte, reverse bool, fn func(member []byte, score 
 		return
 	}
 	if from == nil {
-		from = zScoreFirst
+		from = cmpOr(z.lo, zScoreFirst)
 	}
 	if to == nil {
-		to = zScoreEnd
+		to = cmpOr(z.hi, zScoreEnd)
 	}
 	if bytes.Compare(from, to) >= 0 {
 		return
@@ -783,14 +792,7 @@ func ZPop(c *Ctx, keys [][]byte, max bool, count int64, emitKey, nested, nilWhen
 	}
 	var out []zentry
 	var last []byte // the score index key of the last entry popped
-	from, to := zScoreFirst, zScoreEnd
-	if z.lo != nil {
-		from = z.lo
-	}
-	if z.hi != nil {
-		to = z.hi
-	}
-	z.c.Tx.Members(z.key, from, to, max, func(sub, value []byte) bool {
+	z.c.Tx.Members(z.key, cmpOr(z.lo, zScoreFirst), cmpOr(z.hi, zScoreEnd), max, func(sub, value []byte) bool {
 		m, s := zEntryOf(sub, value)
 		out = append(out, zentry{append([]byte(nil), m...), s})
 		last = append(last[:0], sub...)
