@@ -186,8 +186,8 @@ type zset struct {
 	// would step over one by one until they are compacted away, each pop
 	// over all the ones before: ZPOPMIN starts at lo and ZPOPMAX ends at
 	// hi instead. A pop moves its bound past what it popped, a write below
-	// lo (above hi) moves it back. Every read of the whole index starts
-	// (ends) there too.
+	// lo (above hi) moves it back. Every read of the index (z.each) keeps
+	// within them too.
 	lo, hi []byte
 }
 
@@ -364,10 +364,10 @@ func (z *zset) each(from, to []byte, reverse bool, fn func(member []byte, score 
 	if z.h.n == 0 {
 		return
 	}
-	if from == nil {
+	if from == nil || z.lo != nil && string(from) < string(z.lo) {
 		from = cmpOr(z.lo, zScoreFirst)
 	}
-	if to == nil {
+	if to == nil || z.hi != nil && string(to) > string(z.hi) {
 		to = cmpOr(z.hi, zScoreEnd)
 	}
 	if bytes.Compare(from, to) >= 0 {

@@ -108,6 +108,10 @@ func TestZSet(t *testing.T) {
 				d.Do("ZREM", "pq", m)
 			case 6:
 				d.Do("ZRANGE", "pq", "0", "2", "WITHSCORES")
+				d.Do("ZRANGEBYSCORE", "pq", "-inf", "+inf", "WITHSCORES", "LIMIT", "0", "3")
+				d.Do("ZREVRANGEBYSCORE", "pq", "+inf", "-inf", "LIMIT", "0", "3")
+				d.Do("ZCOUNT", "pq", "-inf", "+inf")
+				d.Do("ZRANK", "pq", m)
 			case 7:
 				d.Do("COPY", "pq", "pq2", "REPLACE")
 				d.Do("ZPOPMIN", "pq2", "2")
