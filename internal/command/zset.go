@@ -791,19 +791,17 @@ func ZPop(c *Ctx, keys [][]byte, max bool, count int64, emitKey, nested, nilWhen
 		c.W.ArrayLen(int(n))
 	}
 	var out []zentry
-	var last []byte // the score index key of the last entry popped
-	z.c.Tx.Members(z.key, cmpOr(z.lo, zScoreFirst), cmpOr(z.hi, zScoreEnd), max, func(sub, value []byte) bool {
-		m, s := zEntryOf(sub, value)
+	z.each(nil, nil, max, func(m []byte, s float64) bool {
 		out = append(out, zentry{append([]byte(nil), m...), s})
-		last = append(last[:0], sub...)
 		return int64(len(out)) < n
 	})
-	switch {
-	case last == nil:
-	case max:
-		z.hi = last
-	default:
-		z.lo = append(last, 0)
+	if len(out) > 0 { // the next pops start past these
+		last := zScoreSub(out[len(out)-1].score, out[len(out)-1].member)
+		if max {
+			z.hi = last
+		} else {
+			z.lo = append(last, 0)
+		}
 	}
 	for _, e := range out {
 		if nested {
