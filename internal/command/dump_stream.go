@@ -36,8 +36,9 @@ func dumpStream(c *Ctx, key []byte, m store.Meta) *rdb.Stream {
 	out := &rdb.Stream{Length: s.h.length, LastID: toRDBID(s.h.last), FirstID: toRDBID(s.h.first),
 		MaxDeletedID: toRDBID(s.h.maxDeleted), EntriesAdded: s.h.entriesAdded}
 	var nodes []node
-	c.Tx.Members(key, []byte{'n'}, []byte{'n' + 1}, false, func(sub, v []byte) bool {
-		nodes = append(nodes, decodeNode(idFrom(sub[1:]), append([]byte(nil), v...)))
+	s.eachNode(func(n node) bool {
+		n.fields = append([]byte(nil), n.fields...) // the iterator's memory
+		nodes = append(nodes, n)
 		return true
 	})
 	for _, n := range nodes {
@@ -77,7 +78,9 @@ func restoreStream(c *Ctx, key []byte, st *rdb.Stream, expireAt int64) {
 		for _, e := range rn.Entries {
 			c.Tx.SetMember(key, entrySub(fromRDBID(e.ID)), encodeFields(e.Fields))
 		}
-		s.h.nodes++
+		if s.h.nodes++; s.h.nodes == 1 {
+			s.h.head = n.first
+		}
 		s.h.tail = n.first
 	}
 	s.h.length, s.h.entriesAdded = st.Length, st.EntriesAdded

@@ -239,23 +239,34 @@ type streamHeader struct {
 	first        streamID // first live entry, 0-0 when empty
 	maxDeleted   streamID // greatest ID removed by XDEL
 	tail         streamID // first ID of the last node (0-0: no node)
+	// head is the first ID of the first node (0-0: no node, or a header
+	// written before it was kept). Scans of the nodes start there: the
+	// nodes trimmed before stay in the engine as deletions until
+	// compacted, and a stream trimmed on every XADD would step over all
+	// of them each time.
+	head streamID
 }
 
-const streamHeaderLen = 3*8 + 4*16
+const streamHeaderLen = 3*8 + 5*16
 
 func (h *streamHeader) encode() []byte {
 	b := make([]byte, 0, streamHeaderLen)
 	b = binary.BigEndian.AppendUint64(b, h.length)
 	b = binary.BigEndian.AppendUint64(b, h.entriesAdded)
 	b = binary.BigEndian.AppendUint64(b, h.nodes)
-	for _, id := range []streamID{h.last, h.first, h.maxDeleted, h.tail} {
+	for _, id := range []streamID{h.last, h.first, h.maxDeleted, h.tail, h.head} {
 		b = id.append(b)
 	}
 	return b
 }
 
 func decodeStreamHeader(b []byte) streamHeader {
+	var head streamID
+	if len(b) >= streamHeaderLen {
+		head = idFrom(b[88:])
+	}
 	return streamHeader{
+		head:         head,
 		length:       binary.BigEndian.Uint64(b),
 		entriesAdded: binary.BigEndian.Uint64(b[8:]),
 		nodes:        binary.BigEndian.Uint64(b[16:]),
@@ -452,7 +463,9 @@ func (s *stream) add(id streamID, fv [][]byte) {
 			n.bytes += uint64(lpString(names[i]))
 		}
 		n.fields = encodeFields(names)
-		s.h.nodes++
+		if s.h.nodes++; s.h.nodes == 1 {
+			s.h.head = id
+		}
 		s.h.tail = id
 	}
 	same := sameFields(n.fields, fv)
@@ -510,12 +523,17 @@ func (s *stream) entry(id streamID) ([]byte, bool) {
 // remove deletes an entry that exists and updates its node; the caller
 // refreshes first (refreshFirst) once done.
 func (s *stream) remove(id streamID) {
+	n, _ := s.nodeOf(id)
+	s.removeIn(&n, id)
+}
+
+// removeIn is remove when the entry's node n is known.
+func (s *stream) removeIn(n *node, id streamID) {
 	s.c.Tx.DeleteMember(s.key, entrySub(id))
 	s.h.length--
-	n, _ := s.nodeOf(id)
 	n.live--
 	if n.live > 0 {
-		s.putNode(&n)
+		s.putNode(n)
 		return
 	}
 	s.dropNode(n.first)
@@ -524,14 +542,29 @@ func (s *stream) remove(id streamID) {
 // dropNode removes a node's bookkeeping (its entries are gone).
 func (s *stream) dropNode(first streamID) {
 	s.c.Tx.DeleteMember(s.key, nodeSub(first))
-	s.h.nodes--
+	if s.h.nodes--; s.h.nodes == 0 {
+		s.h.head, s.h.tail = streamID{}, streamID{}
+		return
+	}
+	if first == s.h.head {
+		s.c.Tx.Members(s.key, nodeSub(first), []byte{'n' + 1}, false, func(sub, _ []byte) bool {
+			s.h.head = idFrom(sub[1:])
+			return false
+		})
+	}
 	if first == s.h.tail {
-		s.h.tail = streamID{}
-		s.c.Tx.Members(s.key, []byte{'n'}, nodeSub(first), true, func(sub, _ []byte) bool {
+		s.c.Tx.Members(s.key, nodeSub(s.h.head), nodeSub(first), true, func(sub, _ []byte) bool {
 			s.h.tail = idFrom(sub[1:])
 			return false
 		})
 	}
+}
+
+// eachNode visits the nodes in order, from the first.
+func (s *stream) eachNode(fn func(n node) bool) {
+	s.c.Tx.Members(s.key, nodeSub(s.h.head), []byte{'n' + 1}, false, func(sub, v []byte) bool {
+		return fn(decodeNode(idFrom(sub[1:]), v))
+	})
 }
 
 // refreshFirst sets the header's first ID after deletions.
@@ -550,11 +583,22 @@ func (s *stream) refreshFirst() {
 
 // each visits the entries with IDs in [start, end], in order or reversed.
 func (s *stream) each(start, end streamID, rev bool, fn func(id streamID, v []byte) bool) {
-	if start.cmp(end) > 0 {
+	start = s.liveFrom(start)
+	if s.h.length == 0 || start.cmp(end) > 0 {
 		return
 	}
 	from, to := entryBounds(start, end)
 	s.c.Tx.Members(s.key, from, to, rev, func(sub, v []byte) bool { return fn(idFrom(sub[1:]), v) })
+}
+
+// liveFrom is where a read of the entries from start begins: none is
+// before the first live one, and the entries deleted before it (trimmed,
+// most often) stay in the engine as deletions until compacted.
+func (s *stream) liveFrom(start streamID) streamID {
+	if start.cmp(s.h.first) < 0 {
+		return s.h.first
+	}
+	return start
 }
 
 // lastEntry is the ID of the last live entry (0-0 if none), as
@@ -690,10 +734,13 @@ func (s *stream) trim(t trimArgs) int64 {
 		return 0
 	}
 	deleted := int64(0)
+	var kept streamID // the first entry a partial trim of a node kept
 	// The iterator sees the nodes as they were when it started, so
 	// removing them on the way is safe.
-	s.c.Tx.Members(s.key, []byte{'n'}, []byte{'n' + 1}, false, func(sub, v []byte) bool {
-		n := decodeNode(idFrom(sub[1:]), v)
+	s.eachNode(func(n node) bool {
+		if s.h.head.isZero() {
+			s.h.head = n.first // a header written before head was kept
+		}
 		if t.strategy == "maxlen" && s.h.length <= uint64(t.maxlen) ||
 			t.limit > 0 && deleted+int64(n.live) > t.limit {
 			return false
@@ -719,18 +766,22 @@ func (s *stream) trim(t trimArgs) int64 {
 		s.each(n.first, n.last, false, func(id streamID, _ []byte) bool {
 			if t.strategy == "maxlen" && s.h.length-uint64(len(gone)) <= uint64(t.maxlen) ||
 				t.strategy == "minid" && id.cmp(t.minid) >= 0 {
+				kept = id
 				return false
 			}
 			gone = append(gone, id)
 			return true
 		})
 		for _, id := range gone {
-			s.remove(id)
+			s.removeIn(&n, id)
 		}
 		deleted += int64(len(gone))
 		return false
 	})
-	if deleted > 0 {
+	switch {
+	case !kept.isZero():
+		s.h.first = kept // every entry before it is gone
+	case deleted > 0:
 		s.refreshFirst()
 	}
 	return deleted

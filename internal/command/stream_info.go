@@ -244,9 +244,8 @@ func xinfoStream(c *Ctx, s *stream, full bool, count int64) {
 			c.W.Int(int64(cn.pending))
 			c.W.BulkString("pending")
 			var ids []streamID
-			p := e.consumerPelPrefix(cn.name)
-			c.Tx.Members(s.key, p, store.PrefixEnd(p), false, func(sub, _ []byte) bool {
-				ids = append(ids, idFrom(sub[len(p):]))
+			e.eachConsumerNack(cn.name, streamID{}, func(id streamID) bool {
+				ids = append(ids, id)
 				return count == 0 || int64(len(ids)) < count
 			})
 			c.W.ArrayLen(len(ids))

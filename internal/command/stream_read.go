@@ -346,7 +346,10 @@ func xreadTwin(before []xreadStream, key []byte) *xreadStream {
 
 // entries returns up to count (0: all) entries from start on.
 func (s *stream) entries(start streamID, count int64) (ids []streamID, vals [][]byte) {
-	from, to := entryBounds(start, maxStreamID)
+	if s.h.length == 0 {
+		return nil, nil
+	}
+	from, to := entryBounds(s.liveFrom(start), maxStreamID)
 	// A group's consumers read the next entries in turn: a write reads
 	// ahead, so that the next consumer's read in the same group seeks
 	// nothing (store.MembersAhead).
@@ -393,10 +396,9 @@ func xreadNew(c *Ctx, st *xreadStream, consumerName []byte, noack bool) {
 // on, counting a new delivery for each; an entry deleted since is its ID
 // with a nil body.
 func xreadHistory(c *Ctx, e *groupEdit, consumerName []byte, start streamID, count int64) {
-	p := e.consumerPelPrefix(consumerName)
 	var ids []streamID
-	c.Tx.Members(e.s.key, start.append(p), store.PrefixEnd(p), false, func(sub, _ []byte) bool {
-		ids = append(ids, idFrom(sub[len(p):]))
+	e.eachConsumerNack(consumerName, start, func(id streamID) bool {
+		ids = append(ids, id)
 		return count == 0 || int64(len(ids)) < count
 	})
 	c.W.ArrayLen(len(ids))

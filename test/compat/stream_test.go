@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -506,6 +507,59 @@ func TestStreamGroups(t *testing.T) {
 			XAUTOCLAIM s g c3 0 (18446744073709551615-18446744073709551615
 		`)
 		idleMasked(t, d, maskPending, "XPENDING", "s", "g", "-", "+", "10")
+	})
+
+	// Scans of the pending lists start at the group's first pending ID,
+	// which acknowledgements in any order, claims, forced entries and a
+	// deleted consumer move; reads of the entries start at the first live
+	// one after trims and deletions at the head.
+	t.Run("ScansAfterAcks", func(t *testing.T) {
+		d := p.diff(t)
+		var b strings.Builder
+		for i := 1; i <= 12; i++ {
+			fmt.Fprintf(&b, "XADD s %d-1 f %d\n", i, i)
+		}
+		d.Run(b.String() + `
+			XGROUP CREATE s g 0
+			XREADGROUP GROUP g c1 COUNT 4 STREAMS s >
+			XREADGROUP GROUP g c2 COUNT 4 STREAMS s >
+			XREADGROUP GROUP g c3 STREAMS s >
+			XACK s g 2-1 3-1
+			XACK s g 1-1
+			XREADGROUP GROUP g c1 STREAMS s 0
+			XAUTOCLAIM s g c4 0 0 COUNT 1 JUSTID
+			XACK s g 4-1 6-1 5-1
+			XREADGROUP GROUP g c2 STREAMS s 0
+			XAUTOCLAIM s g c4 0 0 COUNT 2 JUSTID
+			XCLAIM s g c5 0 2-1 FORCE JUSTID
+			XPENDING s g
+			XAUTOCLAIM s g c4 0 0 COUNT 1 JUSTID
+			XGROUP DELCONSUMER s g c4
+			XPENDING s g
+			XREADGROUP GROUP g c3 STREAMS s 0
+			XTRIM s MAXLEN 5
+			XRANGE s - + COUNT 2
+			XREVRANGE s + - COUNT 10
+			XREAD COUNT 2 STREAMS s 0
+			XDEL s 8-1 9-1
+			XRANGE s - +
+			XRANGE s 0 9-1
+			XREVRANGE s 9-1 -
+			XINFO STREAM s
+			XACK s g 7-1 8-1 9-1 10-1 11-1 12-1
+			XPENDING s g
+			XAUTOCLAIM s g c6 0 0
+			XTRIM s MAXLEN 0
+			XRANGE s - +
+			XREVRANGE s + -
+			XLEN s
+			XADD s 13-1 f 13
+			XRANGE s - +
+			XREADGROUP GROUP g c6 STREAMS s >
+			XPENDING s g
+		`)
+		idleMasked(t, d, maskPending, "XPENDING", "s", "g", "-", "+", "10")
+		idleMasked(t, d, maskPending, "XPENDING", "s", "g", "-", "+", "10", "c3")
 	})
 }
 
