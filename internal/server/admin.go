@@ -234,6 +234,8 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("basalt_records_applied", s.shard.Stats.Records.Load())
 		add("basalt_groups_committed", s.shard.Stats.Groups.Load())
 		add("basalt_log_syncs", s.shard.Stats.Syncs.Load())
+		// Ranges compacted because reads stepped over many deletions in them.
+		add("basalt_read_compactions", s.st.Compactions())
 	case "stats":
 		title = "Stats"
 		cmds := s.Stats.Commands.Load()

@@ -94,7 +94,7 @@ func (t *Tx) MembersAhead(key, from, to []byte, reverse bool, ahead int, fn func
 		upper = a.lo
 	}
 	it := t.openIter(lower, upper)
-	defer t.closeIter(it)
+	defer t.closeIter(it, lower, upper)
 	first, next := it.First, it.Next
 	if reverse {
 		first, next = it.Last, it.Prev

@@ -7,10 +7,11 @@ import "github.com/cockroachdb/pebble/v2"
 // need more than one pass (a sorted set's rank index). On a write Tx it
 // sees the writes made before it was opened, not those made after.
 type MemberIter struct {
-	it  *pebble.Iterator
-	p   []byte // the key's member prefix
-	buf []byte
-	tx  *Tx
+	it           *pebble.Iterator
+	p            []byte // the key's member prefix
+	buf          []byte
+	tx           *Tx
+	lower, upper []byte
 }
 
 // MemberIter opens an iterator over key's members with sub in [from, to);
@@ -21,10 +22,10 @@ func (t *Tx) MemberIter(key, from, to []byte) *MemberIter {
 	upper := append(append([]byte(nil), p...), to...)
 	it := t.openIter(lower, upper)
 	if t.straddled() { // the iterator reads the state it was opened on
-		t.closeIter(it)
+		t.closeIter(it, lower, upper)
 		panic(ErrStaleRead)
 	}
-	return &MemberIter{it: it, p: p, tx: t}
+	return &MemberIter{it: it, p: p, tx: t, lower: lower, upper: upper}
 }
 
 // openIter opens an iterator over [lower, upper), which must not change
@@ -44,6 +45,7 @@ func (t *Tx) openIter(lower, upper []byte) *pebble.Iterator {
 			t.iter = it
 		} else {
 			t.iter.SetOptions(o) // also brings in the view's newer writes
+			t.iter.ResetStats()
 		}
 		t.iterBusy = true
 		return t.iter
@@ -55,9 +57,11 @@ func (t *Tx) openIter(lower, upper []byte) *pebble.Iterator {
 	return it
 }
 
-// closeIter closes an iterator openIter returned, or keeps it for reuse;
-// an engine failure met on the way panics, as every other read does.
-func (t *Tx) closeIter(it *pebble.Iterator) {
+// closeIter closes an iterator openIter returned over [lower, upper), or
+// keeps it for reuse; an engine failure met on the way panics, as every
+// other read does.
+func (t *Tx) closeIter(it *pebble.Iterator, lower, upper []byte) {
+	t.st.noteSkipped(it, lower, upper)
 	err := it.Error()
 	if it == t.iter {
 		t.iterBusy = false
@@ -99,7 +103,7 @@ func (m *MemberIter) Value() []byte { return m.it.Value() }
 
 // Close releases the iterator; an engine failure met on the way panics,
 // as every other read does.
-func (m *MemberIter) Close() { m.tx.closeIter(m.it) }
+func (m *MemberIter) Close() { m.tx.closeIter(m.it, m.lower, m.upper) }
 
 // Pin makes a read Tx on live state read from one snapshot from now on,
 // for a read spanning many entries that must not see a write half done.

@@ -21,12 +21,13 @@ type Store struct {
 	pdb *pebble.DB
 	// dbMap maps a logical database (SELECT n) to its physical id; SWAPDB
 	// swaps two entries. Replaced whole, never mutated, so readers may load it.
-	dbMap   atomic.Pointer[[]int]
-	counts  []atomic.Int64 // keys per physical database
-	expires []atomic.Int64 // keys with an expiry per physical database
-	access  accessClock
-	cache   *metaCache
-	opts    *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
+	dbMap     atomic.Pointer[[]int]
+	counts    []atomic.Int64 // keys per physical database
+	expires   []atomic.Int64 // keys with an expiry per physical database
+	access    accessClock
+	cache     *metaCache
+	compactor *compactor      // compactions reads ask for (compact.go)
+	opts      *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
 
 	// installing orders reads against InstallSnapshot, which replaces the
 	// whole store (Pebble's data, the cache, the database map, the
@@ -122,6 +123,7 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s.access.start = time.Now().UnixMilli()
+	s.startCompactor()
 	return s, nil
 }
 
@@ -166,7 +168,10 @@ func (s *Store) empty() bool {
 }
 
 // Close closes the store. Writes must have stopped.
-func (s *Store) Close() error { return s.pdb.Close() }
+func (s *Store) Close() error {
+	s.compactor.stop()
+	return s.pdb.Close()
+}
 
 // Databases is the number of logical databases.
 func (s *Store) Databases() int { return len(s.counts) }

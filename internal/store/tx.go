@@ -809,7 +809,7 @@ func (t *Tx) Members(key, from, to []byte, reverse bool, fn func(sub, value []by
 		upper = prefixEnd(upper)
 	}
 	it := t.openIter(lower, upper)
-	defer t.closeIter(it)
+	defer t.closeIter(it, lower, upper)
 	if t.straddled() { // the iterator reads the state it was opened on
 		panic(ErrStaleRead)
 	}
@@ -837,7 +837,10 @@ func (t *Tx) Scan(cursor uint64, count int, fn func(key []byte, m Meta)) uint64 
 	if err != nil {
 		panic(err)
 	}
-	defer it.Close()
+	defer func() {
+		t.st.noteSkipped(it, lower, upper)
+		it.Close()
+	}()
 	seen := 0
 	var lastPos uint64
 	for ok := it.First(); ok; ok = it.Next() {

@@ -1,0 +1,140 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Deleted members, fields and keys stay in Pebble as deletions until a
+// compaction takes them to the bottom level, and Pebble compacts only as
+// writes fill its levels: a hash that lost most of its fields and is no
+// longer written keeps them for good, and every HSCAN, HRANDFIELD or
+// HGETALL of it steps over all of them (HSCAN 0 after deleting 150,000
+// of 200,000 fields: 200 a second). A read that steps over many
+// deletions asks for its range to be compacted, in the background, so
+// that the reads after it don't.
+//
+// (Pebble's own answers do not reach this case: tombstone-dense
+// compactions are off, see Open, and they would not see deletions still
+// in the memtable; its read-triggered compactions are about read
+// amplification across levels, not deletions.)
+
+// compactAfterSkipped is how many deleted or overwritten entries one read
+// steps over before its range is compacted: about 50-100 us of the read.
+const compactAfterSkipped = 1024
+
+// compactAgainAfter keeps a range from being compacted again soon, and
+// compactPause spaces all of them: a workload that deletes and reads one
+// collection all the time (a leaderboard's ZINCRBY and ZREVRANGE) would
+// otherwise rewrite it without pause.
+const (
+	compactAgainAfter = 10 * time.Second
+	compactPause      = time.Second
+)
+
+// compactor runs the compactions reads ask for, one at a time.
+type compactor struct {
+	hints  chan keyRange
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu     sync.Mutex
+	recent []compacted // ranges compacted in the last compactAgainAfter
+	runs   int64       // compactions run, for INFO
+}
+
+type keyRange struct{ lo, hi []byte }
+
+type compacted struct {
+	keyRange
+	at time.Time
+}
+
+func (s *Store) startCompactor() {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &compactor{hints: make(chan keyRange, 16), cancel: cancel, done: make(chan struct{})}
+	s.compactor = c
+	go func() {
+		defer close(c.done)
+		for {
+			select {
+			case r := <-c.hints:
+				if !c.due(r) {
+					continue
+				}
+				if err := s.pdb.Compact(ctx, r.lo, r.hi, false); err != nil && ctx.Err() == nil {
+					slog.Warn("compacting a range reads found full of deletions", "err", err)
+				}
+				c.mu.Lock()
+				c.recent = append(c.recent, compacted{r, time.Now()})
+				c.runs++
+				c.mu.Unlock()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// stop ends the compaction running, if any, and the compactor.
+func (c *compactor) stop() {
+	c.cancel()
+	<-c.done
+}
+
+// due reports whether r was not compacted recently (the compactions
+// before forget the old ones).
+func (c *compactor) due(r keyRange) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keep := c.recent[:0]
+	for _, done := range c.recent {
+		if time.Since(done.at) < compactAgainAfter {
+			keep = append(keep, done)
+		}
+	}
+	c.recent = keep
+	for _, done := range c.recent {
+		if time.Since(done.at) < compactPause ||
+			bytes.Compare(done.lo, r.lo) <= 0 && bytes.Compare(r.hi, done.hi) <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Compactions is how many ranges reads had compacted.
+func (s *Store) Compactions() int64 {
+	s.compactor.mu.Lock()
+	defer s.compactor.mu.Unlock()
+	return s.compactor.runs
+}
+
+// noteSkipped asks for the part of [lower, upper) that it iterated over
+// to be compacted if it stepped over many entries it did not return:
+// deletions, and older versions of entries.
+func (s *Store) noteSkipped(it *pebble.Iterator, lower, upper []byte) {
+	st := it.Stats()
+	forward := st.ForwardStepCount[pebble.InterfaceCall] + st.ForwardSeekCount[pebble.InterfaceCall]
+	reverse := st.ReverseStepCount[pebble.InterfaceCall] + st.ReverseSeekCount[pebble.InterfaceCall]
+	if st.InternalStats.PointCount < uint64(forward+reverse)+compactAfterSkipped || upper == nil {
+		return
+	}
+	r := keyRange{append([]byte(nil), lower...), append([]byte(nil), upper...)}
+	if it.Valid() { // stopped early: what it read is on one side
+		if reverse == 0 {
+			r.hi = append(append(r.hi[:0], it.Key()...), 0)
+		} else if forward == 0 {
+			r.lo = append(r.lo[:0], it.Key()...)
+		}
+	}
+	select {
+	case s.compactor.hints <- r:
+	default: // busy: the next read that steps over them asks again
+	}
+}
