@@ -121,11 +121,13 @@ func (z *zset) putCounts(n rnode) {
 }
 
 func (z *zset) putRNode(n rnode) {
+	z.c.Tx.SetLocal(z.key, nil) // the blocks change: no rankPath holds
 	z.c.Tx.SetMember(z.key, zRankSub(n.level, n.bound), nil)
 	z.putCounts(n)
 }
 
 func (z *zset) delRNode(level int, bound []byte) {
+	z.c.Tx.SetLocal(z.key, nil)
 	z.c.Tx.DeleteMember(z.key, zRankSub(level, bound))
 	z.c.Tx.DeleteMember(z.key, append([]byte{zTagCount, byte(level)}, bound...))
 }
@@ -232,16 +234,13 @@ func (z *zset) rankAdd(ssub []byte, d int64) {
 	x := ssub[1:]
 	path := make([]rnode, z.levels+1) // path[l]: the level-l block holding x
 	path[z.levels] = rnode{level: z.levels, bound: []byte{}}
-	it := z.rankIter()
-	for l := 1; l < z.levels; l++ {
-		if !it.SeekLT(append(zRankSub(l, x), 0)) || it.Sub()[1] != byte(l) {
-			panic("zset: rank index without its first block")
-		}
-		path[l].bound = append([]byte{}, it.Sub()[2:]...)
+	rp, _ := z.c.Tx.Local(z.key).(*rankPath)
+	if !rp.holds(z.levels, x) {
+		rp = z.findPath(x)
+		z.c.Tx.SetLocal(z.key, rp)
 	}
-	it.Close()
 	for l := 1; l < z.levels; l++ {
-		path[l] = z.rnode(l, path[l].bound)
+		path[l] = z.rnode(l, rp.bound[l])
 		path[l].count += d
 		if l == 1 {
 			path[l].children += d
@@ -254,6 +253,48 @@ func (z *zset) rankAdd(ssub []byte, d int64) {
 	} else {
 		z.rankMerge(path)
 	}
+}
+
+// rankPath is where rankAdd last found a member's blocks in this Tx: on
+// each level l below the root, the block's bound and the next block's
+// (nil: none), so that the next member added or removed in the same
+// blocks (a run of ZPOPMINs, ZADDs of close scores) seeks nothing. The
+// seek is what costs: blocks merged away at the front of a set that is
+// popped leave deletions between the first block and the members, and
+// each seek steps over all of them. A block made or dropped ends it
+// (putRNode, delRNode).
+type rankPath struct {
+	levels      int
+	bound, next [][]byte // by level
+}
+
+func (p *rankPath) holds(levels int, x []byte) bool {
+	if p == nil || p.levels != levels {
+		return false
+	}
+	for l := 1; l < levels; l++ {
+		if bytes.Compare(p.bound[l], x) > 0 || p.next[l] != nil && bytes.Compare(x, p.next[l]) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// findPath finds the blocks holding point x below the root.
+func (z *zset) findPath(x []byte) *rankPath {
+	p := &rankPath{levels: z.levels, bound: make([][]byte, z.levels), next: make([][]byte, z.levels)}
+	it := z.rankIter()
+	defer it.Close()
+	for l := 1; l < z.levels; l++ {
+		if !it.SeekLT(append(zRankSub(l, x), 0)) || it.Sub()[1] != byte(l) {
+			panic("zset: rank index without its first block")
+		}
+		p.bound[l] = append([]byte{}, it.Sub()[2:]...)
+		if it.Next() && it.Sub()[1] == byte(l) {
+			p.next[l] = append([]byte{}, it.Sub()[2:]...)
+		}
+	}
+	return p
 }
 
 // loadRoot reads the root into path[l] if level l is the root's, with

@@ -93,6 +93,8 @@ type Tx struct {
 	commitsSeen uint64 // st.commits before a live read's first metadata lookup
 	metaRead    bool   // commitsSeen is set
 	published   int    // messages in events (see Publish)
+
+	local map[string]any // Local, by member prefix
 }
 
 // chain is the view shared by chained write Txs.
@@ -316,6 +318,7 @@ func (t *Tx) delBoth(k []byte) {
 }
 
 func (t *Tx) delRange(lo, hi []byte) {
+	clear(t.local) // it may have removed a key's members wholesale
 	t.forgetHeld(lo, hi)
 	t.dropAhead(lo, hi)
 	t.writes++
