@@ -379,6 +379,27 @@ func (z *zset) each(from, to []byte, reverse bool, fn func(member []byte, score 
 	})
 }
 
+// trimmedBounds moves the pop bounds past a run of entries just removed,
+// first to last in score order, when nothing is left before it (or after
+// it): a sliding window (ZADD now, ZREMRANGEBYSCORE of what is older)
+// would otherwise leave every entry it removed for the next removal to
+// step over. Each check walks from the bound to the run and stops at the
+// first live entry, so it steps over the deletions left since the bound
+// last moved, once.
+func (z *zset) trimmedBounds(first, last zentry) {
+	lo, hi := zScoreSub(first.score, first.member), zScoreSub(last.score, last.member)
+	live := false
+	z.each(nil, lo, false, func([]byte, float64) bool { live = true; return false })
+	if !live {
+		z.lo = append(hi, 0)
+	}
+	live = false
+	z.each(append(hi[:len(hi):len(hi)], 0), nil, false, func([]byte, float64) bool { live = true; return false })
+	if !live {
+		z.hi = lo
+	}
+}
+
 // ends returns the first and last entries (the set must not be empty).
 func (z *zset) ends() (first, last zentry) {
 	z.each(nil, nil, false, func(m []byte, s float64) bool {

@@ -507,6 +507,7 @@ func zremrangeGeneric(c *Ctx, kind int) {
 		z.remove(e.member, e.score)
 	}
 	if len(out) > 0 {
+		z.trimmedBounds(out[0], out[len(out)-1])
 		z.save([...]string{zrRank: "zremrangebyrank", zrScore: "zremrangebyscore", zrLex: "zremrangebylex"}[kind])
 	}
 	c.W.Int(int64(len(out)))

@@ -119,6 +119,14 @@ func TestZSet(t *testing.T) {
 				d.Do("ZRANGE", "pq2", "0", "-1", "WITHSCORES")
 			case 8:
 				d.Do("BZPOPMIN", "pq", "0.01")
+				// Range removals move the bounds past what they remove
+				// when nothing is left before (or after) it.
+				lo := r.IntN(1100) - 50
+				d.Do("ZREMRANGEBYSCORE", "pq", strconv.Itoa(lo), strconv.Itoa(lo+r.IntN(60)))
+				d.Do("ZREMRANGEBYSCORE", "pq", "-inf", "("+strconv.Itoa(r.IntN(300)))
+				d.Do("ZREMRANGEBYRANK", "pq", "-"+strconv.Itoa(1+r.IntN(3)), "-1")
+				d.Do("ZREMRANGEBYLEX", "pq", "-", "[m"+strconv.Itoa(r.IntN(10)))
+				d.Do("ZRANGE", "pq", "0", "-1", "WITHSCORES")
 			}
 		}
 		d.Do("RENAME", "pq", "pq3")
