@@ -27,6 +27,7 @@ type Store struct {
 	access    accessClock
 	cache     *metaCache
 	compactor *compactor      // compactions reads ask for (compact.go)
+	due       dueHints        // where Due starts (Due)
 	opts      *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
 
 	// installing orders reads against InstallSnapshot, which replaces the

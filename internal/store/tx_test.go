@@ -326,3 +326,58 @@ func TestMetaWrittenOnce(t *testing.T) {
 		t.Errorf("%d keys counted, want 3", n)
 	}
 }
+
+// Due starts where the last call found its first entry, so the deletions
+// that the entries settled before it left are not stepped over again; an
+// entry written since at an earlier time is still found within dueSlack,
+// and any other at the next scan from the start (after dueFullScan).
+func TestDueStartsPastSettled(t *testing.T) {
+	st := openStore(t)
+	const now = 1_000_000
+	commitNow(t, st, now, func(tx *Tx) {
+		for i := range 3000 {
+			tx.Put([]byte(fmt.Sprintf("k%04d", i)), Meta{Type: TypeString, ExpireAt: now + 1 + int64(i), Body: []byte("v")})
+		}
+	})
+	at := int64(now + 5000)
+	settled := 0
+	for {
+		due := st.Due(0, at, 512)
+		if len(due) == 0 {
+			break
+		}
+		if got := int64(binary.BigEndian.Uint64(due[0])); got != now+1+int64(settled) {
+			t.Fatalf("Due starts at +%d, want +%d", got-now, settled+1)
+		}
+		commitNow(t, st, at, func(tx *Tx) {
+			for _, e := range due {
+				tx.ExpireDue(e)
+			}
+		})
+		settled += len(due)
+		if start := st.due.start[0]; start != now+1+int64(settled-len(due)) {
+			t.Fatalf("after %d settled Due would start at +%d", settled, start-now)
+		}
+	}
+	if settled != 3000 {
+		t.Fatalf("%d entries settled, want 3000", settled)
+	}
+	// Written after the scans at times before where they start: one within
+	// the slack, one long before it.
+	commitNow(t, st, at, func(tx *Tx) {
+		tx.Put([]byte("recent"), Meta{Type: TypeString, ExpireAt: at - dueSlack/2, Body: []byte("v")})
+		tx.Put([]byte("old"), Meta{Type: TypeString, ExpireAt: now, Body: []byte("v")})
+	})
+	keys := func(due [][]byte) (out []string) {
+		for _, e := range due {
+			out = append(out, string(e[8:]))
+		}
+		return out
+	}
+	if got := keys(st.Due(0, at, 512)); !slices.Equal(got, []string{"recent"}) {
+		t.Fatalf("Due found %q, want the recent entry", got)
+	}
+	if got := keys(st.Due(0, at+dueFullScan, 512)); !slices.Equal(got, []string{"old", "recent"}) {
+		t.Fatalf("the scan from the start found %q", got)
+	}
+}
