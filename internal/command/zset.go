@@ -191,6 +191,42 @@ type zset struct {
 	lo, hi []byte
 }
 
+// zsetLocal is what the write Tx remembers of a sorted set between the
+// commands of its group (store.Tx.Local): where rankAdd last found its
+// blocks, and the first live entry of the score index as a read from lo
+// last found it, while no write came before it. A script that takes the
+// first due entry and removes it (ZRANGEBYSCORE ... LIMIT 0 1, then ZREM:
+// a delayed job queue) then moves lo past it, as a pop does, instead of
+// leaving it for the next read to step over.
+type zsetLocal struct {
+	path  *rankPath
+	first []byte
+}
+
+// local returns the set's memo in a write Tx, nil in a read Tx.
+func (z *zset) local() *zsetLocal {
+	if !z.c.Tx.Writable() {
+		return nil
+	}
+	l, _ := z.c.Tx.Local(z.key).(*zsetLocal)
+	if l == nil {
+		l = &zsetLocal{}
+		z.c.Tx.SetLocal(z.key, l)
+	}
+	return l
+}
+
+// zScoreMin is at or before every score index key.
+var zScoreMin = zScoreSub(math.Inf(-1), nil)
+
+// removedAt notes that the score index entry ssub is gone: if it was the
+// first live one, nothing live is left before ssub+"\0".
+func (z *zset) removedAt(ssub []byte) {
+	if l := z.local(); l != nil && l.first != nil && bytes.Equal(l.first, ssub) {
+		z.lo, l.first = append(ssub[:len(ssub):len(ssub)], 0), nil
+	}
+}
+
 // cmpOr returns bound, or end if there is none.
 func cmpOr(bound, end []byte) []byte {
 	if bound != nil {
@@ -272,6 +308,9 @@ func (z *zset) write(member []byte, score float64) {
 	if z.lo != nil && string(ssub) < string(z.lo) {
 		z.lo = ssub
 	}
+	if l := z.local(); l != nil && l.first != nil && string(ssub) <= string(l.first) {
+		l.first = nil // an entry before it, or itself again
+	}
 	if z.hi != nil && string(ssub) >= string(z.hi) {
 		z.hi = append(ssub[:len(ssub):len(ssub)], 0)
 	}
@@ -293,6 +332,7 @@ func (z *zset) insert(member []byte, score float64) {
 // update changes an existing member's score.
 func (z *zset) update(member []byte, old, score float64) {
 	z.c.Tx.DeleteMember(z.key, zScoreSub(old, member))
+	z.removedAt(zScoreSub(old, member))
 	if z.levels > 0 {
 		z.rankAdd(zScoreSub(old, member), -1)
 	}
@@ -306,6 +346,7 @@ func (z *zset) update(member []byte, old, score float64) {
 func (z *zset) remove(member []byte, score float64) {
 	z.c.Tx.DeleteMember(z.key, zMemberSub(member))
 	z.c.Tx.DeleteMember(z.key, zScoreSub(score, member))
+	z.removedAt(zScoreSub(score, member))
 	z.h.n--
 	if z.levels > 0 && z.h.n > 0 {
 		z.rankAdd(zScoreSub(score, member), -1)
@@ -373,7 +414,16 @@ func (z *zset) each(from, to []byte, reverse bool, fn func(member []byte, score 
 	if bytes.Compare(from, to) >= 0 {
 		return
 	}
+	// A forward read from the first possible entry sees the first live one
+	// first.
+	var l *zsetLocal
+	if !reverse && (z.lo != nil && bytes.Equal(from, z.lo) || z.lo == nil && string(from) <= string(zScoreMin)) {
+		l = z.local()
+	}
 	z.c.Tx.Members(z.key, from, to, reverse, func(sub, value []byte) bool {
+		if l != nil {
+			l.first, l = append(l.first[:0], sub...), nil
+		}
 		m, s := zEntryOf(sub, value)
 		return fn(m, s)
 	})

@@ -121,13 +121,13 @@ func (z *zset) putCounts(n rnode) {
 }
 
 func (z *zset) putRNode(n rnode) {
-	z.c.Tx.SetLocal(z.key, nil) // the blocks change: no rankPath holds
+	z.local().path = nil // the blocks change: no rankPath holds
 	z.c.Tx.SetMember(z.key, zRankSub(n.level, n.bound), nil)
 	z.putCounts(n)
 }
 
 func (z *zset) delRNode(level int, bound []byte) {
-	z.c.Tx.SetLocal(z.key, nil)
+	z.local().path = nil
 	z.c.Tx.DeleteMember(z.key, zRankSub(level, bound))
 	z.c.Tx.DeleteMember(z.key, append([]byte{zTagCount, byte(level)}, bound...))
 }
@@ -234,10 +234,11 @@ func (z *zset) rankAdd(ssub []byte, d int64) {
 	x := ssub[1:]
 	path := make([]rnode, z.levels+1) // path[l]: the level-l block holding x
 	path[z.levels] = rnode{level: z.levels, bound: []byte{}}
-	rp, _ := z.c.Tx.Local(z.key).(*rankPath)
+	local := z.local()
+	rp := local.path
 	if !rp.holds(z.levels, x) {
 		rp = z.findPath(x)
-		z.c.Tx.SetLocal(z.key, rp)
+		local.path = rp
 	}
 	for l := 1; l < z.levels; l++ {
 		path[l] = z.rnode(l, rp.bound[l])
