@@ -210,6 +210,7 @@ func (s *Store) InstallSnapshot(dir string, applied uint64) error {
 	if _, err := s.pdb.IngestAndExcise(context.Background(), paths, nil, nil, all); err != nil {
 		return err
 	}
+	s.due.reset()
 	if err := s.load(); err != nil {
 		return err
 	}

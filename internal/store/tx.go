@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"slices"
 	"sync"
 
@@ -44,6 +45,7 @@ type Tx struct {
 
 	countDelta   []int64
 	expiresDelta []int64
+	dueWritten   map[int]int64 // the earliest expiry index entry written, by physical db (see Due)
 	dbMapDirty   bool
 	// Touched receives every user key the Tx modifies (its logical db and
 	// key), for WATCH and blocked clients. TouchedDBs is called before
@@ -425,6 +427,9 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 		t.st.counts[phys].Add(d)
 		t.st.expires[phys].Add(t.expiresDelta[phys])
 	}
+	for phys, at := range t.dueWritten {
+		t.st.due.lower(phys, at)
+	}
 	if t.dbMapDirty {
 		m := append([]int(nil), t.dbMap...)
 		t.st.dbMap.Store(&m)
@@ -686,6 +691,12 @@ func (t *Tx) putEncoded(key []byte, m Meta, enc []byte) {
 	}
 	if m.ExpireAt != 0 && (!existed || old.ExpireAt != m.ExpireAt) && !later {
 		t.set(expiryKey(nil, phys, m.ExpireAt, key), nil)
+		if at, ok := t.dueWritten[phys]; !ok || m.ExpireAt < at {
+			if t.dueWritten == nil {
+				t.dueWritten = map[int]int64{}
+			}
+			t.dueWritten[phys] = m.ExpireAt
+		}
 	}
 	mk := t.metaKey(nil, key)
 	if enc == nil {
@@ -899,37 +910,59 @@ func (s *Store) Due(phys int, now int64, limit int) [][]byte {
 // compacted: a scan of the index from its start stepped over all of
 // them, every 100 ms, and keys with short TTLs (SET ... PX 200 at 50k/s)
 // expired more slowly than they were written. Due starts where the
-// previous one found its first entry instead: entries are only added at
-// their record's time or later, so none is before that, but for a record
-// stamped before the scan and applied after it, which dueSlack covers; a
-// scan from the start every dueFullScan finds anything else.
+// previous one found its first entry instead. A commit that writes an
+// entry before that moves the start back (SET ... PXAT in the past does);
+// dueSlack covers the commits that race with a scan, and a scan from the
+// start every dueFullScan finds anything else.
 const (
 	dueSlack    = 200       // ms
 	dueFullScan = 10 * 1000 // ms
 )
 
-// dueHints is, per physical database, where Due starts and when it last
-// started from the beginning.
+// dueHints is, per physical database, where Due starts, when it last
+// started from the beginning, and the earliest entry committed since the
+// scan running started.
 type dueHints struct {
-	mu         sync.Mutex
-	start, all map[int]int64
+	mu              sync.Mutex
+	start, all, low map[int]int64
 }
 
 func (h *dueHints) from(phys int, now int64) int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.start == nil {
-		h.start, h.all = map[int]int64{}, map[int]int64{}
+		h.start, h.all, h.low = map[int]int64{}, map[int]int64{}, map[int]int64{}
 	}
 	if now-h.all[phys] >= dueFullScan || now < h.all[phys] {
 		h.all[phys], h.start[phys] = now, 0
 	}
+	h.low[phys] = math.MaxInt64
 	return h.start[phys]
 }
 
+// set makes from the next scan's start, unless a commit since the scan
+// started wrote an earlier entry.
 func (h *dueHints) set(phys int, from int64) {
 	h.mu.Lock()
-	h.start[phys] = from
+	h.start[phys] = min(from, h.low[phys])
+	h.mu.Unlock()
+}
+
+// lower makes the next scan start at at or before it.
+func (h *dueHints) lower(phys int, at int64) {
+	h.mu.Lock()
+	if h.start != nil {
+		h.start[phys] = min(h.start[phys], at)
+		h.low[phys] = min(h.low[phys], at)
+	}
+	h.mu.Unlock()
+}
+
+// reset starts every next scan from the beginning (a snapshot replaced
+// the data).
+func (h *dueHints) reset() {
+	h.mu.Lock()
+	h.start, h.all, h.low = nil, nil, nil
 	h.mu.Unlock()
 }
 

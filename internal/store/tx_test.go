@@ -328,9 +328,9 @@ func TestMetaWrittenOnce(t *testing.T) {
 }
 
 // Due starts where the last call found its first entry, so the deletions
-// that the entries settled before it left are not stepped over again; an
-// entry written since at an earlier time is still found within dueSlack,
-// and any other at the next scan from the start (after dueFullScan).
+// that the entries settled before it left are not stepped over again;
+// an entry it went past anyway is found at the next scan from the start
+// (after dueFullScan).
 func TestDueStartsPastSettled(t *testing.T) {
 	st := openStore(t)
 	const now = 1_000_000
@@ -362,22 +362,45 @@ func TestDueStartsPastSettled(t *testing.T) {
 	if settled != 3000 {
 		t.Fatalf("%d entries settled, want 3000", settled)
 	}
-	// Written after the scans at times before where they start: one within
-	// the slack, one long before it.
+	// An entry the start went past (a commit that raced a scan by more
+	// than dueSlack) is found by the next scan from the beginning.
 	commitNow(t, st, at, func(tx *Tx) {
-		tx.Put([]byte("recent"), Meta{Type: TypeString, ExpireAt: at - dueSlack/2, Body: []byte("v")})
-		tx.Put([]byte("old"), Meta{Type: TypeString, ExpireAt: now, Body: []byte("v")})
+		tx.Put([]byte("missed"), Meta{Type: TypeString, ExpireAt: at - 1, Body: []byte("v")})
 	})
-	keys := func(due [][]byte) (out []string) {
-		for _, e := range due {
-			out = append(out, string(e[8:]))
-		}
-		return out
+	st.due.from(0, at) // a scan that started after the commit
+	st.due.set(0, at)
+	if due := st.Due(0, at, 512); len(due) != 0 {
+		t.Fatalf("Due found %d entries past its start", len(due))
 	}
-	if got := keys(st.Due(0, at, 512)); !slices.Equal(got, []string{"recent"}) {
-		t.Fatalf("Due found %q, want the recent entry", got)
+	if due := st.Due(0, at+dueFullScan, 512); len(due) != 1 || string(due[0][8:]) != "missed" {
+		t.Fatalf("the scan from the start found %q", due)
 	}
-	if got := keys(st.Due(0, at+dueFullScan, 512)); !slices.Equal(got, []string{"old", "recent"}) {
-		t.Fatalf("the scan from the start found %q", got)
+}
+
+// An entry committed before where Due would start (SET ... PXAT in the
+// past writes one) moves the start back, also when the commit lands while
+// a scan runs.
+func TestDueFindsEarlierEntries(t *testing.T) {
+	st := openStore(t)
+	const now = 1_000_000
+	put := func(key string, at int64) {
+		commitNow(t, st, now, func(tx *Tx) {
+			tx.Put([]byte(key), Meta{Type: TypeString, ExpireAt: at, Body: []byte("v")})
+		})
+	}
+	put("late", now+100)
+	if due := st.Due(0, now, 10); len(due) != 0 {
+		t.Fatalf("nothing is due yet, Due found %d", len(due))
+	}
+	put("past", 1) // before where the next scan starts (now - dueSlack)
+	if due := st.Due(0, now+1, 10); len(due) != 1 || string(due[0][8:]) != "past" {
+		t.Fatalf("Due found %q, want the entry in the past", due)
+	}
+	// A commit between a scan's start and its end.
+	from := st.due.from(0, now+2)
+	put("racing", 2)
+	st.due.set(0, now)
+	if got := st.due.start[0]; got != 2 || from > 2 {
+		t.Fatalf("the next scan starts at %d, want 2", got)
 	}
 }
