@@ -94,5 +94,6 @@ for c in $CASES; do
 	setup "$c" "$REDIS_PORT"
 	r=$(run "$c" "$REDIS_PORT")
 	stop "$REDIS_PID"
+	rm -rf "$WORK/basalt-always" "$WORK/redis-always" # the next case starts empty
 	echo "| $c | $r | $b | $(awk -v b="${b%% *}" -v r="${r%% *}" 'BEGIN { if (r > 0) printf "%.2f", b / r; else print "n/a" }') |"
 done
