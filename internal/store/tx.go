@@ -690,13 +690,7 @@ func (t *Tx) putEncoded(key []byte, m Meta, enc []byte) {
 		t.expiresDelta[phys]++
 	}
 	if m.ExpireAt != 0 && (!existed || old.ExpireAt != m.ExpireAt) && !later {
-		t.set(expiryKey(nil, phys, m.ExpireAt, key), nil)
-		if at, ok := t.dueWritten[phys]; !ok || m.ExpireAt < at {
-			if t.dueWritten == nil {
-				t.dueWritten = map[int]int64{}
-			}
-			t.dueWritten[phys] = m.ExpireAt
-		}
+		t.setDue(phys, m.ExpireAt, key)
 	}
 	mk := t.metaKey(nil, key)
 	if enc == nil {
@@ -905,15 +899,26 @@ func (s *Store) Due(phys int, now int64, limit int) [][]byte {
 	return due
 }
 
+// setDue writes an expiry index entry, noting the earliest for Due.
+func (t *Tx) setDue(phys int, at int64, key []byte) {
+	t.set(expiryKey(nil, phys, at, key), nil)
+	if first, ok := t.dueWritten[phys]; !ok || at < first {
+		if t.dueWritten == nil {
+			t.dueWritten = map[int]int64{}
+		}
+		t.dueWritten[phys] = at
+	}
+}
+
 // The entries Due lists are deleted (or moved later) once the active
 // expiry's record applies, and stay in Pebble as deletions until
 // compacted: a scan of the index from its start stepped over all of
 // them, every 100 ms, and keys with short TTLs (SET ... PX 200 at 50k/s)
 // expired more slowly than they were written. Due starts where the
 // previous one found its first entry instead. A commit that writes an
-// entry before that moves the start back (SET ... PXAT in the past does);
-// dueSlack covers the commits that race with a scan, and a scan from the
-// start every dueFullScan finds anything else.
+// entry before that moves the start back (SET ... PXAT in the past does),
+// also while a scan runs (dueHints.low). dueSlack is a margin on top, and
+// a scan from the start every dueFullScan finds anything else.
 const (
 	dueSlack    = 200       // ms
 	dueFullScan = 10 * 1000 // ms
@@ -986,7 +991,7 @@ func (t *Tx) ExpireDue(entry []byte) bool {
 		t.del(expiryKey(nil, t.phys(), at, key))
 	}
 	if exists && !expired && m.ExpireAt != 0 && m.ExpireAt != at {
-		t.set(expiryKey(nil, t.phys(), m.ExpireAt, key), nil)
+		t.setDue(t.phys(), m.ExpireAt, key)
 	}
 	return expired
 }
