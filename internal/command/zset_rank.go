@@ -237,7 +237,7 @@ func (z *zset) rankAdd(ssub []byte, d int64) {
 	local := z.local()
 	rp := local.path
 	if !rp.holds(z.levels, x) {
-		rp = z.findPath(x)
+		rp = z.findPath(x, rp)
 		local.path = rp
 	}
 	for l := 1; l < z.levels; l++ {
@@ -257,20 +257,23 @@ func (z *zset) rankAdd(ssub []byte, d int64) {
 }
 
 // rankPath is where rankAdd last found a member's blocks in this Tx: on
-// each level l below the root, the block's bound and the next block's
-// (nil: none), so that the next member added or removed in the same
-// blocks (a run of ZPOPMINs, ZADDs of close scores) seeks nothing. The
-// seek is what costs: blocks merged away at the front of a set that is
-// popped leave deletions between the first block and the members, and
-// each seek steps over all of them. A block made or dropped ends it
-// (putRNode, delRNode).
+// each level l below the root, the block's bound and, once two members in
+// a row fell in the same blocks, the next block's (nil: none), so that the
+// next member added or removed in them (a run of ZPOPMINs, ZADDs of close
+// scores) seeks nothing. The seek is what costs: blocks merged away at the
+// front of a set that is popped leave deletions between the first block
+// and the members, and each seek steps over all of them. Finding the next
+// bounds costs a seek per level too, hence the wait for a second member:
+// ZADDs of random scores never pay it. A block made or dropped ends the
+// path (putRNode, delRNode).
 type rankPath struct {
 	levels      int
 	bound, next [][]byte // by level
+	nextKnown   bool
 }
 
 func (p *rankPath) holds(levels int, x []byte) bool {
-	if p == nil || p.levels != levels {
+	if p == nil || p.levels != levels || !p.nextKnown {
 		return false
 	}
 	for l := 1; l < levels; l++ {
@@ -281,20 +284,29 @@ func (p *rankPath) holds(levels int, x []byte) bool {
 	return true
 }
 
-// findPath finds the blocks holding point x below the root.
-func (z *zset) findPath(x []byte) *rankPath {
+// findPath finds the blocks holding point x below the root, and their
+// next blocks if they are those prev found.
+func (z *zset) findPath(x []byte, prev *rankPath) *rankPath {
 	p := &rankPath{levels: z.levels, bound: make([][]byte, z.levels), next: make([][]byte, z.levels)}
 	it := z.rankIter()
 	defer it.Close()
+	same := prev != nil && prev.levels == z.levels
 	for l := 1; l < z.levels; l++ {
 		if !it.SeekLT(append(zRankSub(l, x), 0)) || it.Sub()[1] != byte(l) {
 			panic("zset: rank index without its first block")
 		}
 		p.bound[l] = append([]byte{}, it.Sub()[2:]...)
-		if it.Next() && it.Sub()[1] == byte(l) {
+		same = same && bytes.Equal(p.bound[l], prev.bound[l])
+	}
+	if !same {
+		return p
+	}
+	for l := 1; l < z.levels; l++ {
+		if it.SeekGE(append(zRankSub(l, p.bound[l]), 0)) && it.Sub()[1] == byte(l) {
 			p.next[l] = append([]byte{}, it.Sub()[2:]...)
 		}
 	}
+	p.nextKnown = true
 	return p
 }
 

@@ -6,17 +6,23 @@ package store
 // reuse. The command drops it when it changes what the memo describes;
 // the Tx drops all of them at a range deletion, which may have removed a
 // key's members wholesale.
-func (t *Tx) Local(key []byte) any { return t.local[string(t.memberPrefix(nil, key))] }
+func (t *Tx) Local(key []byte) any {
+	if t.local == nil {
+		return nil
+	}
+	t.localKey = t.memberPrefix(t.localKey[:0], key)
+	return t.local[string(t.localKey)]
+}
 
 // SetLocal keeps v for key in this Tx (nil drops it).
 func (t *Tx) SetLocal(key []byte, v any) {
-	k := string(t.memberPrefix(nil, key))
+	t.localKey = t.memberPrefix(t.localKey[:0], key)
 	if v == nil {
-		delete(t.local, k)
+		delete(t.local, string(t.localKey))
 		return
 	}
 	if t.local == nil {
 		t.local = map[string]any{}
 	}
-	t.local[k] = v
+	t.local[string(t.localKey)] = v
 }

@@ -96,7 +96,8 @@ type Tx struct {
 	metaRead    bool   // commitsSeen is set
 	published   int    // messages in events (see Publish)
 
-	local map[string]any // Local, by member prefix
+	local    map[string]any // Local, by member prefix
+	localKey []byte         // Local's scratch
 }
 
 // chain is the view shared by chained write Txs.
