@@ -203,13 +203,15 @@ type zsetLocal struct {
 	first []byte
 }
 
-// local returns the set's memo in a write Tx, nil in a read Tx.
-func (z *zset) local() *zsetLocal {
+// local returns the set's memo in a write Tx, made if create and there
+// is none; nil otherwise. Only what fills it creates it: a write to a set
+// the Tx remembers nothing of has nothing to forget.
+func (z *zset) local(create bool) *zsetLocal {
 	if !z.c.Tx.Writable() {
 		return nil
 	}
 	l, _ := z.c.Tx.Local(z.key).(*zsetLocal)
-	if l == nil {
+	if l == nil && create {
 		l = &zsetLocal{}
 		z.c.Tx.SetLocal(z.key, l)
 	}
@@ -222,7 +224,7 @@ var zScoreMin = zScoreSub(math.Inf(-1), nil)
 // removedAt notes that the score index entry ssub is gone: if it was the
 // first live one, nothing live is left before ssub+"\0".
 func (z *zset) removedAt(ssub []byte) {
-	if l := z.local(); l != nil && l.first != nil && bytes.Equal(l.first, ssub) {
+	if l := z.local(false); l != nil && l.first != nil && bytes.Equal(l.first, ssub) {
 		z.lo, l.first = append(ssub[:len(ssub):len(ssub)], 0), nil
 	}
 }
@@ -308,7 +310,7 @@ func (z *zset) write(member []byte, score float64) {
 	if z.lo != nil && string(ssub) < string(z.lo) {
 		z.lo = ssub
 	}
-	if l := z.local(); l != nil && l.first != nil && string(ssub) <= string(l.first) {
+	if l := z.local(false); l != nil && l.first != nil && string(ssub) <= string(l.first) {
 		l.first = nil // an entry before it, or itself again
 	}
 	if z.hi != nil && string(ssub) >= string(z.hi) {
@@ -418,7 +420,7 @@ func (z *zset) each(from, to []byte, reverse bool, fn func(member []byte, score 
 	// first.
 	var l *zsetLocal
 	if !reverse && (z.lo != nil && bytes.Equal(from, z.lo) || z.lo == nil && string(from) <= string(zScoreMin)) {
-		l = z.local()
+		l = z.local(true)
 	}
 	z.c.Tx.Members(z.key, from, to, reverse, func(sub, value []byte) bool {
 		if l != nil {

@@ -120,14 +120,21 @@ func (z *zset) putCounts(n rnode) {
 	z.c.Tx.HoldMember(z.key, append([]byte{zTagCount, byte(n.level)}, n.bound...), v)
 }
 
+// forgetPath drops the rank path: the blocks change.
+func (z *zset) forgetPath() {
+	if l := z.local(false); l != nil {
+		l.path = nil
+	}
+}
+
 func (z *zset) putRNode(n rnode) {
-	z.local().path = nil // the blocks change: no rankPath holds
+	z.forgetPath()
 	z.c.Tx.SetMember(z.key, zRankSub(n.level, n.bound), nil)
 	z.putCounts(n)
 }
 
 func (z *zset) delRNode(level int, bound []byte) {
-	z.local().path = nil
+	z.forgetPath()
 	z.c.Tx.DeleteMember(z.key, zRankSub(level, bound))
 	z.c.Tx.DeleteMember(z.key, append([]byte{zTagCount, byte(level)}, bound...))
 }
@@ -234,7 +241,7 @@ func (z *zset) rankAdd(ssub []byte, d int64) {
 	x := ssub[1:]
 	path := make([]rnode, z.levels+1) // path[l]: the level-l block holding x
 	path[z.levels] = rnode{level: z.levels, bound: []byte{}}
-	local := z.local()
+	local := z.local(true)
 	rp := local.path
 	if !rp.holds(z.levels, x) {
 		rp = z.findPath(x, rp)
@@ -287,7 +294,7 @@ func (p *rankPath) holds(levels int, x []byte) bool {
 // findPath finds the blocks holding point x below the root, and their
 // next blocks if they are those prev found.
 func (z *zset) findPath(x []byte, prev *rankPath) *rankPath {
-	p := &rankPath{levels: z.levels, bound: make([][]byte, z.levels), next: make([][]byte, z.levels)}
+	p := &rankPath{levels: z.levels, bound: make([][]byte, z.levels)}
 	it := z.rankIter()
 	defer it.Close()
 	same := prev != nil && prev.levels == z.levels
@@ -301,6 +308,7 @@ func (z *zset) findPath(x []byte, prev *rankPath) *rankPath {
 	if !same {
 		return p
 	}
+	p.next = make([][]byte, z.levels)
 	for l := 1; l < z.levels; l++ {
 		if it.SeekGE(append(zRankSub(l, p.bound[l]), 0)) && it.Sub()[1] == byte(l) {
 			p.next[l] = append([]byte{}, it.Sub()[2:]...)

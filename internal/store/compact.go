@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -48,11 +48,11 @@ type compactor struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	asked []compacted // ranges one read asked for, in the last compactConfirm
-
-	mu     sync.Mutex
+	// Owned by the compactor's goroutine.
+	asked  []compacted // ranges one read asked for, in the last compactConfirm
 	recent []compacted // ranges compacted in the last compactAgainAfter
-	runs   int64       // compactions run, for INFO
+
+	runs atomic.Int64 // compactions run, for INFO
 }
 
 type keyRange struct{ lo, hi []byte }
@@ -77,10 +77,8 @@ func (s *Store) startCompactor() {
 				if err := s.pdb.Compact(ctx, r.lo, r.hi, false); err != nil && ctx.Err() == nil {
 					slog.Warn("compacting a range reads found full of deletions", "err", err)
 				}
-				c.mu.Lock()
 				c.recent = append(c.recent, compacted{r, time.Now()})
-				c.runs++
-				c.mu.Unlock()
+				c.runs.Add(1)
 			case <-ctx.Done():
 				return
 			}
@@ -114,8 +112,6 @@ func (c *compactor) due(r keyRange) bool {
 		c.asked = append(c.asked, compacted{r, time.Now()})
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	keep = c.recent[:0]
 	for _, done := range c.recent {
 		if time.Since(done.at) < compactAgainAfter {
@@ -133,11 +129,7 @@ func (c *compactor) due(r keyRange) bool {
 }
 
 // Compactions is how many ranges reads had compacted.
-func (s *Store) Compactions() int64 {
-	s.compactor.mu.Lock()
-	defer s.compactor.mu.Unlock()
-	return s.compactor.runs
-}
+func (s *Store) Compactions() int64 { return s.compactor.runs.Load() }
 
 // noteSkipped asks for the part of [lower, upper) that it iterated over
 // to be compacted if it stepped over many entries it did not return:
