@@ -77,13 +77,28 @@ func TestExpire(t *testing.T) {
 		d.Do("SELECT", "3")
 		mset(t, d, "grown:", 0, 100)
 		mset(t, d, "shrunk:", 0, 100)
+		// One transaction, pipelined, so that the TTLs start together
+		// however slow the round trips are (a cluster on a loaded machine
+		// took longer than the 3 s TTL to run these one by one).
+		cmds := [][]string{{"MULTI"}}
 		for i := range 100 {
 			n := strconv.Itoa(i)
-			d.Do("PEXPIRE", "grown:"+n, "50")
-			d.Do("PEXPIRE", "grown:"+n, "2000")
-			d.Do("SET", "grown:"+n, "again", "PX", "3000", "XX")
-			d.Do("PEXPIRE", "shrunk:"+n, "60000")
-			d.Do("PEXPIRE", "shrunk:"+n, "50")
+			cmds = append(cmds,
+				[]string{"PEXPIRE", "grown:" + n, "50"},
+				[]string{"PEXPIRE", "grown:" + n, "2000"},
+				[]string{"SET", "grown:" + n, "again", "PX", "3000", "XX"},
+				[]string{"PEXPIRE", "shrunk:" + n, "60000"},
+				[]string{"PEXPIRE", "shrunk:" + n, "50"})
+		}
+		cmds = append(cmds, []string{"EXEC"})
+		for _, c := range cmds {
+			d.Want.Send(testutil.Command(c...))
+			d.Got.Send(testutil.Command(c...))
+		}
+		for _, c := range cmds {
+			if w, g := d.Want.Read(), d.Got.Read(); w.String() != g.String() {
+				t.Fatalf("%v: redis %v, basalt %v", c, w, g)
+			}
 		}
 		waitInt(t, d.Got, 100, 5*time.Second, "DBSIZE")
 		waitInt(t, d.Want, 100, 5*time.Second, "DBSIZE")
