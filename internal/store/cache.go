@@ -56,8 +56,12 @@ type cacheEntry struct {
 	// chunks are the chunks of a chunked string that live reads fetched
 	// (chunks.go), by index: nil not fetched, noChunk none stored.
 	chunks [][]byte
-	memo   any  // what a read derived from the key's value (memo.go), or nil
-	dead   bool // no longer in the map
+	memo   any // what a read derived from the key's value (memo.go), or nil
+	// members are the member memos (member_memo.go), by sub key, and
+	// memberBytes what they cost.
+	members     []memberMemo
+	memberBytes int64
+	dead        bool // no longer in the map
 }
 
 // newMetaCache returns a cache that holds about size bytes (0: nothing).
@@ -135,8 +139,12 @@ func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
 	cost := entryCost(mk, value)
 	if old != nil {
 		// The old value's bytes stay as they are: a reader may be copying
-		// them.
-		s.bytes += cost - old.cost(mk)
+		// them. A key that still exists keeps its member memos: the
+		// commit brings them up to date (applyMemberOps).
+		if !found {
+			s.dropMembers(old)
+		}
+		s.bytes += cost + old.memberBytes - old.cost(mk)
 		old.value, old.found, old.big, old.memo, old.chunks = append([]byte(nil), value...), found, big, nil, nil
 		return
 	}
@@ -167,9 +175,9 @@ func (s *cacheShard) remove(k string, e *cacheEntry) {
 
 func entryCost(mk, value []byte) int64 { return int64(len(mk) + len(value) + cacheEntryCost) }
 
-// cost is what e costs, its chunks included.
+// cost is what e costs, its chunks and member memos included.
 func (e *cacheEntry) cost(mk []byte) int64 {
-	n := entryCost(mk, e.value)
+	n := entryCost(mk, e.value) + e.memberBytes
 	for _, c := range e.chunks {
 		n += int64(len(c))
 	}

@@ -28,6 +28,7 @@ func (t *Tx) HoldMember(key, sub, value []byte) {
 
 func (t *Tx) hold(k, value []byte, found bool) {
 	t.aheadWrite(k, value, found)
+	t.markMemberDirty(k)
 	t.writes++
 	t.last.valid = false
 	if t.held == nil {

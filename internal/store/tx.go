@@ -98,6 +98,16 @@ type Tx struct {
 
 	local    map[string]any // Local, by member prefix
 	localKey []byte         // Local's scratch
+
+	// Member writes, for the member memos (member_memo.go): in order, their
+	// bytes, the member prefixes of the keys written (true: drop the key's
+	// memos at commit; all keys, if memberDirtyAll), and a scratch
+	// metadata key.
+	memberOps      []memberOp
+	memberBuf      []byte
+	memberDirty    map[string]bool
+	memberDirtyAll bool
+	memoKey        []byte
 }
 
 // chain is the view shared by chained write Txs.
@@ -126,9 +136,9 @@ func (t *Tx) ViewSize() int { return t.chain.view.Len() }
 func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
 	s.installing.RLock()
 	t := readTxs.Get().(*Tx)
-	chunkKey, posKey := t.chunkKey, t.posKey
+	chunkKey, posKey, memoKey := t.chunkKey, t.posKey, t.memoKey
 	*t = Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true, reading: true}
-	t.scratch, t.chunkKey, t.posKey = t.scratchBuf[:0], chunkKey[:0], posKey[:0]
+	t.scratch, t.chunkKey, t.posKey, t.memoKey = t.scratchBuf[:0], chunkKey[:0], posKey[:0], memoKey[:0]
 	if snapshot {
 		t.snap = s.pdb.NewSnapshot()
 		t.r = t.snap
@@ -199,7 +209,7 @@ func (t *Tx) Close() {
 	if t.reading {
 		t.reading = false
 		t.st.installing.RUnlock()
-		*t = Tx{chunkKey: t.chunkKey, posKey: t.posKey} // their buffers, for the next read
+		*t = Tx{chunkKey: t.chunkKey, posKey: t.posKey, memoKey: t.memoKey} // their buffers, for the next read
 		readTxs.Put(t)
 	}
 }
@@ -302,6 +312,7 @@ func (t *Tx) del(k []byte) {
 
 func (t *Tx) setBoth(k, v []byte) {
 	t.aheadWrite(k, v, true)
+	t.logMember(memberSet, k, v)
 	if err := t.b.Set(k, v, nil); err != nil {
 		panic(err)
 	}
@@ -312,6 +323,7 @@ func (t *Tx) setBoth(k, v []byte) {
 
 func (t *Tx) delBoth(k []byte) {
 	t.aheadWrite(k, nil, false)
+	t.logMember(memberDel, k, nil)
 	if err := t.b.Delete(k, nil); err != nil {
 		panic(err)
 	}
@@ -324,6 +336,7 @@ func (t *Tx) delRange(lo, hi []byte) {
 	clear(t.local) // it may have removed a key's members wholesale
 	t.forgetHeld(lo, hi)
 	t.dropAhead(lo, hi)
+	t.logMember(memberRange, lo, nil)
 	t.writes++
 	t.last.valid = false
 	if err := t.b.DeleteRange(lo, hi, nil); err != nil {
@@ -441,6 +454,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	for mk, e := range t.written {
 		t.st.cache.set([]byte(mk), e.value, e.found, e.ref)
 	}
+	t.st.cache.applyMemberOps(t)
 	t.st.commits.Add(1) // even: the cache agrees with Pebble again
 	t.b = nil
 	t.committed = true
@@ -768,10 +782,15 @@ func (t *Tx) Expires() int64 {
 
 // Member returns a collection member's value.
 func (t *Tx) Member(key, sub []byte) ([]byte, bool) {
-	v, ok := t.get(t.memberKey(key, sub))
+	k := t.memberKey(key, sub)
+	if v, found, hit := t.memberFromMemo(k); hit {
+		return v, found
+	}
+	v, ok := t.get(k)
 	if t.straddled() {
 		panic(ErrStaleRead)
 	}
+	t.keepMember(k, v, ok)
 	return v, ok
 }
 

@@ -1,0 +1,392 @@
+package store
+
+import (
+	"encoding/binary"
+	"slices"
+)
+
+// Member memos. A point read of a small collection member (a hash field, a
+// set member, a sorted set member's score, a rank count) searches Pebble's
+// memtables and levels: about 2 us, the largest cost of HINCRBY, ZINCRBY or
+// HGET on a key that the last few memtables no longer hold. Member reads
+// keep what they find with the key's metadata cache entry, and the commits
+// keep it current, so the next read of the member finds it in memory, as a
+// Redis user expects of a hot object.
+//
+// What keeps a memo true:
+//   - Every write Tx logs its member writes (memberOps) in order, and its
+//     commit applies them to the memos of their keys while the store's
+//     commit counter is odd: a point write updates its member's memo (and
+//     adds one, for a hash or a set), a range deletion drops all of its
+//     key's memos, and a key whose writes were not logged loses its memos.
+//     A key that is deleted or changes type loses its members by a range
+//     deletion, and its entry drops its memos when the key no longer
+//     exists (cacheShard.put).
+//   - A write Tx uses and fills memos only for keys that neither it nor an
+//     uncommitted Tx before it in its chain wrote members of (memberDirty):
+//     what the view holds for such a key is committed state, which is what
+//     the memos hold. Only the apply loop commits, so nothing commits while
+//     one of its Txs reads.
+//   - A live read Tx uses and fills memos only while no commit came since
+//     its metadata lookup (as chunk memos: chunks.go), checked under the
+//     entry's shard lock, which a commit takes to change the memos.
+//   - Snapshot reads never use them: a memo may be newer than the snapshot.
+
+const (
+	memberMemoValueMax = 512 // larger members are left to Pebble's block cache
+	memberMemosMax     = 32  // memos per key: a big collection's reads do not crowd out other keys
+	memberMemoCost     = 64  // slice slot and headers, beyond sub and value bytes
+	memberLogMax       = 1 << 20
+)
+
+// memberMemo is a member's value (found) or its absence. A key's memos are
+// a short slice, searched in order: a few compares cost less than a map's
+// hashing and its cache misses.
+type memberMemo struct {
+	sub   string
+	value []byte
+	found bool
+}
+
+// member returns the index of sub's memo in e, or -1.
+func (e *cacheEntry) member(sub []byte) int {
+	for i := range e.members {
+		if e.members[i].sub == string(sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Member write kinds, in memberOp.
+const (
+	memberSet    = iota
+	memberDel    // the member was deleted
+	memberForget // the member was set to a value too big to keep
+	memberRange  // members from k on were deleted: the key's memos go
+)
+
+// memberOp is a member write of a Tx: k and v are offsets in the Tx's
+// memberBuf, so logging a write allocates nothing.
+type memberOp struct {
+	kind      uint8
+	k, v      [2]int32
+	ownerSize int32       // the length of k's key prefix (ownerLen); 0: no single key
+	ref       *cacheEntry // the key's cache entry, if the Tx had it at hand
+}
+
+// ownerLen returns the length of the member prefix of key k (the member's
+// key without its sub key), or 0 if k is not within one key's members.
+func ownerLen(k []byte) int {
+	if len(k) < metaKeyPrefix+4 || k[0] != prefixMember {
+		return 0
+	}
+	n := metaKeyPrefix + 4 + int(binary.BigEndian.Uint32(k[metaKeyPrefix:]))
+	if n > len(k) {
+		return 0
+	}
+	return n
+}
+
+// ownerMetaKey writes the metadata key of the key whose member prefix is p.
+func ownerMetaKey(buf, p []byte) []byte {
+	buf = append(buf[:0], prefixMeta)
+	buf = append(buf, p[1:metaKeyPrefix]...)
+	return append(buf, p[metaKeyPrefix+4:]...)
+}
+
+// logMember records a member write for the memos (for memberRange, k is
+// the range's start) and marks its key as written by this Tx. The writes
+// of a list or a stream, which point reads seldom look up again, are not
+// logged: the commit drops their key's memos instead (as it does for a
+// Tx that writes too much to log, such as a RESTORE of a big collection).
+func (t *Tx) logMember(kind uint8, k, v []byte) {
+	if k[0] != prefixMember {
+		return
+	}
+	n := t.markMemberDirty(k)
+	if n == 0 {
+		return
+	}
+	owner := k[:n]
+	mk, m := t.last.mk, &t.last.m
+	sameKey := len(mk) == n-4 && string(mk[1:metaKeyPrefix]) == string(owner[1:metaKeyPrefix]) &&
+		string(mk[metaKeyPrefix:]) == string(owner[metaKeyPrefix+4:])
+	if sameKey && (m.Type == TypeList || m.Type == TypeStream || m.Type == TypeString) ||
+		len(t.memberBuf) > memberLogMax {
+		t.memberDirty[string(owner)] = true
+		return
+	}
+	if kind == memberSet && len(v) > memberMemoValueMax {
+		kind, v = memberForget, nil
+	}
+	op := memberOp{kind: kind, ownerSize: int32(n)}
+	if sameKey {
+		op.ref = t.last.ref
+	}
+	op.k = t.memberBufAdd(k)
+	op.v = t.memberBufAdd(v)
+	t.memberOps = append(t.memberOps, op)
+}
+
+// markMemberDirty marks the key of member k as written by this Tx (all
+// keys, if k is not within one key's members) and returns the length of
+// its member prefix. A held member is marked when it is held, before its
+// write reaches the batch.
+func (t *Tx) markMemberDirty(k []byte) int {
+	n := ownerLen(k)
+	if n == 0 {
+		t.memberDirtyAll = true
+		return 0
+	}
+	if t.memberDirty == nil {
+		t.memberDirty = map[string]bool{}
+	}
+	if _, ok := t.memberDirty[string(k[:n])]; !ok {
+		t.memberDirty[string(k[:n])] = false
+	}
+	return n
+}
+
+func (t *Tx) memberBufAdd(b []byte) [2]int32 {
+	from := int32(len(t.memberBuf))
+	t.memberBuf = append(t.memberBuf, b...)
+	return [2]int32{from, int32(len(t.memberBuf))}
+}
+
+func (t *Tx) memberBufAt(s [2]int32) []byte { return t.memberBuf[s[0]:s[1]:s[1]] }
+
+// memberDirtyIn reports whether this Tx or an uncommitted one before it in
+// its chain wrote members of the key whose member prefix is owner.
+func (t *Tx) memberDirtyIn(owner []byte) bool {
+	for x := t; x != nil && !x.committed; x = x.prev {
+		if x.memberDirtyAll || x.flushed {
+			return true
+		}
+		if _, ok := x.memberDirty[string(owner)]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerRef returns the cache entry of the key whose member prefix is
+// owner if the Tx's last metadata lookup found it (nil: search the cache):
+// a command reads a key's metadata before its members, so the entry is at
+// hand without a search of the cache's map.
+func (t *Tx) ownerRef(owner []byte) *cacheEntry {
+	mk := t.last.mk
+	if t.last.ref == nil || len(owner) == 0 || len(mk) != len(owner)-4 ||
+		string(mk[1:metaKeyPrefix]) != string(owner[1:metaKeyPrefix]) ||
+		string(mk[metaKeyPrefix:]) != string(owner[metaKeyPrefix+4:]) {
+		return nil
+	}
+	return t.last.ref
+}
+
+// entryFor returns, under s's lock, the cache entry for mk: ref if it is
+// still in the map, or what the map holds.
+func (s *cacheShard) entryFor(mk []byte, ref *cacheEntry) *cacheEntry {
+	if ref != nil && !ref.dead {
+		return ref
+	}
+	return s.m[string(mk)]
+}
+
+// memoUsable reports whether this Tx may use and fill the memos of the
+// key whose member prefix is owner (see the conditions above).
+func (t *Tx) memoUsable(owner []byte) bool {
+	switch {
+	case t.snap != nil:
+		return false
+	case t.b != nil:
+		return !t.memberDirtyIn(owner)
+	default:
+		return t.metaRead
+	}
+}
+
+// memberFromMemo returns member k's memo, if this Tx may use it and there
+// is one (hit).
+func (t *Tx) memberFromMemo(k []byte) (v []byte, found, hit bool) {
+	if t.held[string(k)] != nil {
+		return nil, false, false
+	}
+	n := ownerLen(k)
+	if n == 0 || !t.memoUsable(k[:n]) {
+		return nil, false, false
+	}
+	t.memoKey = ownerMetaKey(t.memoKey, k[:n])
+	s := t.st.cache.shard(t.memoKey)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.b == nil && !t.noCommitSince() {
+		return nil, false, false
+	}
+	e := s.entryFor(t.memoKey, t.ownerRef(k[:n]))
+	if e == nil || !e.found {
+		return nil, false, false
+	}
+	i := e.member(k[n:])
+	if i < 0 {
+		return nil, false, false
+	}
+	m := &e.members[i]
+	if m.found {
+		v = append([]byte(nil), m.value...)
+	}
+	return v, m.found, true
+}
+
+// keepMember keeps what a read of member k found (value v, found) as its
+// memo, if this Tx may and there is room.
+func (t *Tx) keepMember(k, v []byte, found bool) {
+	n := ownerLen(k)
+	if n == 0 || len(v) > memberMemoValueMax || !t.memoUsable(k[:n]) {
+		return
+	}
+	t.memoKey = ownerMetaKey(t.memoKey, k[:n])
+	s := t.st.cache.shard(t.memoKey)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.b == nil && !t.noCommitSince() {
+		return
+	}
+	e := s.entryFor(t.memoKey, t.ownerRef(k[:n]))
+	if e == nil || !e.found || len(e.members) >= memberMemosMax || e.member(k[n:]) >= 0 {
+		return
+	}
+	if !found {
+		v = nil
+	}
+	s.addMember(e, k[n:], v, found)
+}
+
+// addMember adds a memo to e if the shard has room.
+func (s *cacheShard) addMember(e *cacheEntry, sub, v []byte, found bool) {
+	cost := int64(len(sub) + len(v) + memberMemoCost)
+	if s.bytes+cost > s.limit {
+		return
+	}
+	var value []byte
+	if found {
+		value = append(make([]byte, 0, len(v)), v...)
+	}
+	e.members = append(e.members, memberMemo{sub: string(sub), value: value, found: found})
+	e.memberBytes += cost
+	s.bytes += cost
+}
+
+// noCommitSince reports, for a live read, whether no commit came since
+// its first metadata lookup.
+func (t *Tx) noCommitSince() bool {
+	n := t.st.commits.Load()
+	return n == t.commitsSeen && n&1 == 0
+}
+
+// applyMemberOps brings the memos up to date with a committed Tx's member
+// writes, in their order, then drops the memos of the keys whose writes
+// were not logged. The caller holds the commit counter odd, so no reader
+// adds a memo meanwhile.
+func (c *metaCache) applyMemberOps(t *Tx) {
+	if t.memberDirtyAll {
+		c.dropMemberMemos()
+		return
+	}
+	var mk []byte
+	ops := t.memberOps
+	for len(ops) > 0 {
+		// The run of ops on one key, under one lock.
+		k := t.memberBufAt(ops[0].k)
+		owner := k[:ops[0].ownerSize]
+		run := 1
+		for run < len(ops) && string(t.memberBufAt(ops[run].k)[:ops[run].ownerSize]) == string(owner) {
+			run++
+		}
+		mk = ownerMetaKey(mk, owner)
+		s := c.shard(mk)
+		s.mu.Lock()
+		if e := s.entryFor(mk, ops[0].ref); e != nil && (e.members != nil || e.keepsWrites()) {
+			for i := range run {
+				op := &ops[i]
+				applyMemberOp(s, e, op, t.memberBufAt(op.k)[op.ownerSize:], t.memberBufAt(op.v))
+			}
+		}
+		s.mu.Unlock()
+		ops = ops[run:]
+	}
+	for owner, drop := range t.memberDirty {
+		if !drop {
+			continue
+		}
+		mk = ownerMetaKey(mk, []byte(owner))
+		s := c.shard(mk)
+		s.mu.Lock()
+		if e := s.m[string(mk)]; e != nil {
+			s.dropMembers(e)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// applyMemberOp applies op, a write of e's member sub (value v), to e's
+// memos.
+func applyMemberOp(s *cacheShard, e *cacheEntry, op *memberOp, sub, v []byte) {
+	if op.kind == memberRange {
+		s.dropMembers(e)
+		return
+	}
+	i := e.member(sub)
+	if i < 0 {
+		if op.kind != memberForget && e.keepsWrites() && len(e.members) < memberMemosMax {
+			s.addMember(e, sub, v, op.kind == memberSet)
+		}
+		return
+	}
+	m := &e.members[i]
+	var d int64
+	switch op.kind {
+	case memberSet:
+		// In place: readers copy a memo only under the shard's lock.
+		d = int64(len(v) - len(m.value))
+		m.value, m.found = append(m.value[:0], v...), true
+	case memberDel:
+		d = -int64(len(m.value))
+		m.value, m.found = m.value[:0], false
+	case memberForget:
+		d = -int64(len(m.sub) + len(m.value) + memberMemoCost)
+		e.members = slices.Delete(e.members, i, i+1)
+	}
+	e.memberBytes += d
+	s.bytes += d
+}
+
+// keepsWrites reports whether the commits add memos of e's members, not
+// only update those that reads kept: a hash's fields and a set's members,
+// which are read back soon after they are written (HINCRBY, HGET,
+// SISMEMBER) more often than a stream's entries or a sorted set's index.
+func (e *cacheEntry) keepsWrites() bool {
+	if !e.found || len(e.value) == 0 {
+		return false
+	}
+	typ := Type(e.value[0] &^ (chunkedFlag | rawFlag))
+	return typ == TypeHash || typ == TypeSet
+}
+
+// dropMemberMemos drops every member memo: a range deletion across keys.
+func (c *metaCache) dropMemberMemos() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for _, e := range s.m {
+			s.dropMembers(e)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// dropMembers drops e's member memos.
+func (s *cacheShard) dropMembers(e *cacheEntry) {
+	s.bytes -= e.memberBytes
+	e.members, e.memberBytes = nil, 0
+}
