@@ -40,6 +40,9 @@ type cacheShard struct {
 	m        map[string]*cacheEntry
 	version  uint64
 	bytes    int64 // what the entries cost, roughly
+	// memoBytes is what the member memos cost (member_memo.go): they have
+	// a budget of their own, so that they never evict metadata.
+	memoBytes int64
 	limit    int64
 	complete bool // every metadata entry of the shard is in m
 }
@@ -144,7 +147,7 @@ func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
 		if !found {
 			s.dropMembers(old)
 		}
-		s.bytes += cost + old.memberBytes - old.cost(mk)
+		s.bytes += cost - old.cost(mk)
 		old.value, old.found, old.big, old.memo, old.chunks = append([]byte(nil), value...), found, big, nil, nil
 		return
 	}
@@ -168,6 +171,7 @@ func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
 
 func (s *cacheShard) remove(k string, e *cacheEntry) {
 	s.bytes -= e.cost([]byte(k))
+	s.memoBytes -= e.memberBytes
 	e.dead = true
 	delete(s.m, k)
 	s.complete = false
@@ -175,9 +179,10 @@ func (s *cacheShard) remove(k string, e *cacheEntry) {
 
 func entryCost(mk, value []byte) int64 { return int64(len(mk) + len(value) + cacheEntryCost) }
 
-// cost is what e costs, its chunks and member memos included.
+// cost is what e costs, its chunks included (its member memos count
+// apart).
 func (e *cacheEntry) cost(mk []byte) int64 {
-	n := entryCost(mk, e.value) + e.memberBytes
+	n := entryCost(mk, e.value)
 	for _, c := range e.chunks {
 		n += int64(len(c))
 	}
@@ -195,7 +200,7 @@ func (c *metaCache) clear(complete bool) {
 			e.dead = true
 		}
 		clear(s.m)
-		s.bytes = 0
+		s.bytes, s.memoBytes = 0, 0
 		s.complete = complete && s.limit > 0
 		s.mu.Unlock()
 	}

@@ -51,7 +51,7 @@ func (c *metaCache) keepChunk(mk []byte, i, n int64, v []byte, commits *atomic.U
 		return
 	}
 	if len(e.chunks) != int(n) {
-		s.bytes -= e.cost(mk) - entryCost(mk, e.value) - e.memberBytes
+		s.bytes -= e.cost(mk) - entryCost(mk, e.value)
 		e.chunks = make([][]byte, n)
 	}
 	if e.chunks[i] == nil {

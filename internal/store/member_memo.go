@@ -37,6 +37,7 @@ const (
 	memberMemosMax     = 32  // memos per key: a big collection's reads do not crowd out other keys
 	memberMemoCost     = 64  // slice slot and headers, beyond sub and value bytes
 	memberLogMax       = 1 << 20
+	memoShare          = 4 // the memos may take a quarter of what the cache holds, beyond it
 )
 
 // memberMemo is a member's value (found) or its absence. A key's memos are
@@ -265,7 +266,7 @@ func (t *Tx) keepMember(k, v []byte, found bool) {
 // addMember adds a memo to e if the shard has room.
 func (s *cacheShard) addMember(e *cacheEntry, sub, v []byte, found bool) {
 	cost := int64(len(sub) + len(v) + memberMemoCost)
-	if s.bytes+cost > s.limit {
+	if s.memoBytes+cost > s.limit/memoShare {
 		return
 	}
 	var value []byte
@@ -274,7 +275,7 @@ func (s *cacheShard) addMember(e *cacheEntry, sub, v []byte, found bool) {
 	}
 	e.members = append(e.members, memberMemo{sub: string(sub), value: value, found: found})
 	e.memberBytes += cost
-	s.bytes += cost
+	s.memoBytes += cost
 }
 
 // noCommitSince reports, for a live read, whether no commit came since
@@ -358,7 +359,7 @@ func applyMemberOp(s *cacheShard, e *cacheEntry, op *memberOp, sub, v []byte) {
 		e.members = slices.Delete(e.members, i, i+1)
 	}
 	e.memberBytes += d
-	s.bytes += d
+	s.memoBytes += d
 }
 
 // keepsWrites reports whether the commits add memos of e's members, not
@@ -387,6 +388,6 @@ func (c *metaCache) dropMemberMemos() {
 
 // dropMembers drops e's member memos.
 func (s *cacheShard) dropMembers(e *cacheEntry) {
-	s.bytes -= e.memberBytes
+	s.memoBytes -= e.memberBytes
 	e.members, e.memberBytes = nil, 0
 }

@@ -173,12 +173,15 @@ func memoRun(t *testing.T, seed uint64) {
 	}
 	for i := range st.cache.shards {
 		sh := &st.cache.shards[i]
-		var sum int64
+		var sum, memos int64
 		for mk, e := range sh.m {
 			sum += e.cost([]byte(mk))
+			for _, m := range e.members {
+				memos += int64(len(m.sub) + len(m.value) + memberMemoCost)
+			}
 		}
-		if sum != sh.bytes {
-			t.Errorf("cache shard %d: entries cost %d, the shard counts %d", i, sum, sh.bytes)
+		if sum != sh.bytes || memos != sh.memoBytes {
+			t.Errorf("cache shard %d: entries cost %d and memos %d, the shard counts %d and %d", i, sum, memos, sh.bytes, sh.memoBytes)
 		}
 	}
 	t.Logf("%d reads, %d from memos", reads, hits)
