@@ -110,21 +110,14 @@ func (t *Tx) logMember(kind uint8, k, v []byte) {
 		return
 	}
 	owner := k[:n]
-	mk, m := t.last.mk, &t.last.m
-	sameKey := len(mk) == n-4 && string(mk[1:metaKeyPrefix]) == string(owner[1:metaKeyPrefix]) &&
-		string(mk[metaKeyPrefix:]) == string(owner[metaKeyPrefix+4:])
-	if sameKey && (m.Type == TypeList || m.Type == TypeStream || m.Type == TypeString) ||
-		len(t.memberBuf) > memberLogMax {
+	if !t.memoKind(owner) || len(t.memberBuf) > memberLogMax {
 		t.memberDirty[string(owner)] = true
 		return
 	}
 	if kind == memberSet && len(v) > memberMemoValueMax {
 		kind, v = memberForget, nil
 	}
-	op := memberOp{kind: kind, ownerSize: int32(n)}
-	if sameKey {
-		op.ref = t.last.ref
-	}
+	op := memberOp{kind: kind, ownerSize: int32(n), ref: t.ownerRef(owner)}
 	op.k = t.memberBufAdd(k)
 	op.v = t.memberBufAdd(v)
 	t.memberOps = append(t.memberOps, op)
@@ -171,15 +164,33 @@ func (t *Tx) memberDirtyIn(owner []byte) bool {
 	return false
 }
 
+// memoKind reports whether the key whose member prefix is owner may have
+// member memos: not a list, a stream or a chunked string, as far as the
+// Tx's last metadata lookup tells. Their members are read by iterations
+// or right after a write, so memos would only cost.
+func (t *Tx) memoKind(owner []byte) bool {
+	if !t.isLastKey(owner) {
+		return true
+	}
+	typ := t.last.m.Type
+	return typ != TypeList && typ != TypeStream && typ != TypeString
+}
+
+// isLastKey reports whether owner is the member prefix of the key of the
+// Tx's last metadata lookup.
+func (t *Tx) isLastKey(owner []byte) bool {
+	mk := t.last.mk
+	return len(owner) > 0 && len(mk) == len(owner)-4 &&
+		string(mk[1:metaKeyPrefix]) == string(owner[1:metaKeyPrefix]) &&
+		string(mk[metaKeyPrefix:]) == string(owner[metaKeyPrefix+4:])
+}
+
 // ownerRef returns the cache entry of the key whose member prefix is
 // owner if the Tx's last metadata lookup found it (nil: search the cache):
 // a command reads a key's metadata before its members, so the entry is at
 // hand without a search of the cache's map.
 func (t *Tx) ownerRef(owner []byte) *cacheEntry {
-	mk := t.last.mk
-	if t.last.ref == nil || len(owner) == 0 || len(mk) != len(owner)-4 ||
-		string(mk[1:metaKeyPrefix]) != string(owner[1:metaKeyPrefix]) ||
-		string(mk[metaKeyPrefix:]) != string(owner[metaKeyPrefix+4:]) {
+	if !t.isLastKey(owner) {
 		return nil
 	}
 	return t.last.ref
@@ -198,7 +209,7 @@ func (s *cacheShard) entryFor(mk []byte, ref *cacheEntry) *cacheEntry {
 // key whose member prefix is owner (see the conditions above).
 func (t *Tx) memoUsable(owner []byte) bool {
 	switch {
-	case t.snap != nil:
+	case t.snap != nil || !t.memoKind(owner):
 		return false
 	case t.b != nil:
 		return !t.memberDirtyIn(owner)
