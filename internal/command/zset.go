@@ -199,8 +199,10 @@ type zset struct {
 // a delayed job queue) then moves lo past it, as a pop does, instead of
 // leaving it for the next read to step over.
 type zsetLocal struct {
-	path  *rankPath
-	first []byte
+	path   *rankPath
+	first  []byte
+	bounds *rankBounds // see findPath
+	seeks  int64       // findPath's seeks of Pebble in this Tx
 }
 
 // local returns the set's memo in a write Tx, made if create and there

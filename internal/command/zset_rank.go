@@ -3,6 +3,8 @@ package command
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
+	"sort"
 
 	"basalt/internal/store"
 )
@@ -120,21 +122,32 @@ func (z *zset) putCounts(n rnode) {
 	z.c.Tx.HoldMember(z.key, append([]byte{zTagCount, byte(n.level)}, n.bound...), v)
 }
 
-// forgetPath drops the rank path: the blocks change.
-func (z *zset) forgetPath() {
-	if l := z.local(false); l != nil {
-		l.path = nil
+// forgetPath drops the rank path: the blocks change. The bounds that
+// the Tx keeps follow a block made or dropped below the root (added);
+// a change of the root's level drops them.
+func (z *zset) forgetPath(level int, bound []byte, added bool) {
+	l := z.local(false)
+	if l == nil {
+		return
+	}
+	l.path = nil
+	if b := l.bounds; b != nil {
+		if level >= b.levels {
+			l.bounds = nil
+		} else {
+			b.change(level, bound, added)
+		}
 	}
 }
 
 func (z *zset) putRNode(n rnode) {
-	z.forgetPath()
+	z.forgetPath(n.level, n.bound, true)
 	z.c.Tx.SetMember(z.key, zRankSub(n.level, n.bound), nil)
 	z.putCounts(n)
 }
 
 func (z *zset) delRNode(level int, bound []byte) {
-	z.forgetPath()
+	z.forgetPath(level, bound, false)
 	z.c.Tx.DeleteMember(z.key, zRankSub(level, bound))
 	z.c.Tx.DeleteMember(z.key, append([]byte{zTagCount, byte(level)}, bound...))
 }
@@ -291,9 +304,78 @@ func (p *rankPath) holds(levels int, x []byte) bool {
 	return true
 }
 
+// rankBounds is every block bound below the root of a set's rank index,
+// by level, in order, as a write Tx that adds or removes many members at
+// random points of a big set keeps them: a seek per level costs microseconds
+// (it merges the batch, the memtables and the levels of Pebble), a search
+// of the bounds in memory nanoseconds. Reading them all costs about as much
+// as a seek per rankBoundsPerSeek bounds, so the Tx reads them once it has
+// sought that much (zsetLocal.seeks), and keeps them in step with the
+// blocks it makes and drops (forgetPath).
+type rankBounds struct {
+	levels int        // the index's levels when read
+	bounds [][][]byte // by level, from 1
+}
+
+const rankBoundsPerSeek = 64
+
+// readBounds reads the bounds of every level below the root.
+func (z *zset) readBounds() *rankBounds {
+	b := &rankBounds{levels: z.levels, bounds: make([][][]byte, z.levels)}
+	it := z.rankIter()
+	defer it.Close()
+	for ok := it.SeekGE(zRankSub(1, nil)); ok; ok = it.Next() {
+		sub := it.Sub()
+		if l := int(sub[1]); l < z.levels {
+			b.bounds[l] = append(b.bounds[l], append([]byte{}, sub[2:]...))
+		}
+	}
+	return b
+}
+
+// find returns the index at level l of the last bound <= x.
+func (b *rankBounds) find(l int, x []byte) int {
+	return sort.Search(len(b.bounds[l]), func(i int) bool { return bytes.Compare(b.bounds[l][i], x) > 0 }) - 1
+}
+
+// change adds bound to level l (added) or removes it.
+func (b *rankBounds) change(l int, bound []byte, added bool) {
+	i := b.find(l, bound)
+	at := i >= 0 && bytes.Equal(b.bounds[l][i], bound)
+	switch {
+	case added && !at:
+		b.bounds[l] = slices.Insert(b.bounds[l], i+1, append([]byte{}, bound...))
+	case !added && at:
+		b.bounds[l] = slices.Delete(b.bounds[l], i, i+1)
+	}
+}
+
+// pathFromBounds is findPath from the bounds the Tx keeps, next blocks
+// included.
+func (b *rankBounds) path(x []byte) *rankPath {
+	p := &rankPath{levels: b.levels, bound: make([][]byte, b.levels), next: make([][]byte, b.levels), nextKnown: true}
+	for l := 1; l < b.levels; l++ {
+		i := b.find(l, x)
+		if i < 0 {
+			panic("zset: rank index without its first block")
+		}
+		p.bound[l] = b.bounds[l][i]
+		if i+1 < len(b.bounds[l]) {
+			p.next[l] = b.bounds[l][i+1]
+		}
+	}
+	return p
+}
+
 // findPath finds the blocks holding point x below the root, and their
-// next blocks if they are those prev found.
+// next blocks if they are those prev found (or if the Tx keeps the bounds).
 func (z *zset) findPath(x []byte, prev *rankPath) *rankPath {
+	if l := z.local(true); l.bounds != nil && l.bounds.levels == z.levels {
+		return l.bounds.path(x)
+	} else if l.seeks += int64(z.levels - 1); l.seeks*rankBoundsPerSeek >= z.h.n/zrankLeaf {
+		l.bounds = z.readBounds()
+		return l.bounds.path(x)
+	}
 	p := &rankPath{levels: z.levels, bound: make([][]byte, z.levels)}
 	it := z.rankIter()
 	defer it.Close()
