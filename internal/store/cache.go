@@ -36,15 +36,15 @@ const (
 )
 
 type cacheShard struct {
-	mu       sync.Mutex
-	m        map[string]*cacheEntry
-	version  uint64
-	bytes    int64 // what the entries cost, roughly
+	mu      sync.Mutex
+	m       map[string]*cacheEntry
+	version uint64
+	bytes   int64 // what the entries cost, roughly
 	// memoBytes is what the member memos cost (member_memo.go): they have
 	// a budget of their own, so that they never evict metadata.
 	memoBytes int64
-	limit    int64
-	complete bool // every metadata entry of the shard is in m
+	limit     int64
+	complete  bool // every metadata entry of the shard is in m
 }
 
 // A cacheEntry stays the map's entry for its key until it is removed
