@@ -118,7 +118,7 @@ func loadScript(body []byte) (*script, string) {
 	}
 	chunk, err := parse.Parse(strings.NewReader(src), "user_script")
 	if err != nil {
-		return nil, "ERR Error compiling script (new function): " + compileError(err, body)
+		return nil, "ERR Error compiling script (new function): " + compileError(err, body, "user_script")
 	}
 	proto, err := lua.Compile(chunk, "user_script")
 	if err != nil {
@@ -168,18 +168,18 @@ func parseShebang(body []byte) (shebang, noWrites bool, msg string) {
 	return true, noWrites, ""
 }
 
-// compileError formats a parse error as Lua's "user_script:LINE: message
-// near 'token'". The messages themselves are gopher-lua's, not Lua 5.1's.
-func compileError(err error, body []byte) string {
+// compileError formats a parse error as Lua's "CHUNK:LINE: message near
+// 'token'". The messages themselves are gopher-lua's, not Lua 5.1's.
+func compileError(err error, body []byte, chunk string) string {
 	pe, ok := err.(*parse.Error)
 	if !ok {
-		return "user_script: " + err.Error()
+		return chunk + ": " + err.Error()
 	}
 	line, near := pe.Pos.Line, pe.Token
 	if line == parse.EOF {
 		line, near = strings.Count(string(body), "\n")+1, "<eof>"
 	}
-	return "user_script:" + strconv.Itoa(line) + ": " + pe.Message + " near '" + near + "'"
+	return chunk + ":" + strconv.Itoa(line) + ": " + pe.Message + " near '" + near + "'"
 }
 
 // lookupScript returns the cached script named sha (any case), or nil.
@@ -194,14 +194,18 @@ func lookupScript(sha []byte) *script {
 
 const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
 
-// PrepareScript is what a connection does with EVAL, EVALSHA and their
-// read-only forms before running or proposing them: EVALSHA becomes EVAL
+// PrepareScript is what a connection does with EVAL, EVALSHA, FCALL and
+// their read-only forms before running or proposing them: EVALSHA becomes EVAL
 // carrying the cached body, so that the record is self-contained, and the
 // checks that need no data (number of keys, compilation) are answered
 // without a record. It returns the command to run and whether it only
 // reads (EVAL_RO, or a script flagged no-writes), or an error reply.
 func PrepareScript(argv [][]byte) (out [][]byte, read bool, msg string) {
 	name := strings.ToLower(string(argv[0]))
+	if name == "fcall" || name == "fcall_ro" {
+		// The function is data: its checks need the store (cmdFcall).
+		return argv, name == "fcall_ro", ""
+	}
 	if name == "evalsha" || name == "evalsha_ro" {
 		s := lookupScript(argv[1])
 		if s == nil {

@@ -39,10 +39,18 @@ type luaEnv struct {
 	rng       *rand.Rand
 	w         *resp.Writer // replies of redis.call
 
+	// Function libraries (function_lua.go): library code reads its
+	// globals through libMT's __index, loadAPI while it loads and the
+	// script globals while its functions run.
+	libGlobals, libMT, loadAPI *lua.LTable
+	reg                        *[]registration // while library code loads
+	quiet                      bool            // redis.log does nothing (an FCALL's reload)
+
 	// The run in progress.
 	c        *Ctx
 	kr       *scriptRun // nil if the run may not be stopped
-	sha      string
+	sha      string     // the script's SHA1, or the function's name
+	chunk    string     // "user_script" or "user_function"
 	readOnly bool
 	resp     int
 	calls    uint64
@@ -134,6 +142,7 @@ func newEnv() *luaEnv {
 	e.globals.RawSetString("_G", e.proxy)
 	L.G.Global, L.Env = e.proxy, e.proxy // what loadstring'd code sees
 	e.handler = L.NewFunction(e.onError)
+	e.openLibEnv()
 	return e
 }
 
@@ -289,7 +298,22 @@ func (e *luaEnv) randomseed(L *lua.LState) int {
 
 // run runs script s for c and writes its reply (or error) to c.W.
 func (e *luaEnv) run(c *Ctx, s *script, keys, args [][]byte, readOnly bool) {
-	e.c, e.sha, e.readOnly, e.resp, e.calls, e.errLine = c, s.sha, readOnly, 2, 0, -1
+	e.invoke(c, s.sha, "user_script", readOnly, func(L *lua.LState) (int, error) {
+		e.globals.RawSetString("KEYS", e.strings(keys))
+		e.globals.RawSetString("ARGV", e.strings(args))
+		fn := L.NewFunctionFromProto(s.proto)
+		fn.Env = e.proxy
+		L.Push(fn)
+		return 0, nil
+	})
+}
+
+// invoke runs code for c and writes its reply (or error) to c.W: push
+// pushes the Lua function to call and its arguments and returns how many
+// arguments it pushed. name is the script's SHA1 or the function's name and
+// chunk the chunk name, for error messages.
+func (e *luaEnv) invoke(c *Ctx, name, chunk string, readOnly bool, push func(L *lua.LState) (int, error)) {
+	e.c, e.sha, e.chunk, e.readOnly, e.resp, e.calls, e.errLine = c, name, chunk, readOnly, 2, 0, -1
 	clear(e.addrs)
 	db := c.Tx.DB
 	L := e.L
@@ -316,12 +340,11 @@ func (e *luaEnv) run(c *Ctx, s *script, keys, args [][]byte, readOnly bool) {
 		}
 	}()
 	e.pcg.Seed(c.Seed, c.Seed>>1|1)
-	e.globals.RawSetString("KEYS", e.strings(keys))
-	e.globals.RawSetString("ARGV", e.strings(args))
-	fn := L.NewFunctionFromProto(s.proto)
-	fn.Env = e.proxy
-	L.Push(fn)
-	if err := L.PCall(0, 1, e.handler); err != nil {
+	nargs, err := push(L)
+	if err == nil {
+		err = L.PCall(nargs, 1, e.handler)
+	}
+	if err != nil {
 		if e.killed() {
 			e.writeKilled(c)
 			return
@@ -357,9 +380,10 @@ func (e *luaEnv) killed() bool {
 // in the record becomes a script that only returns that error: the log
 // never holds a stopped script.
 func (e *luaEnv) writeKilled(c *Ctx) {
-	msg := errKilled + " script: " + e.sha + ", on @user_script:" + strconv.Itoa(max(e.errLine, 0)) + "."
+	msg := errKilled + " script: " + e.sha + ", on @" + e.chunk + ":" + strconv.Itoa(max(e.errLine, 0)) + "."
 	c.W.Error(msg)
 	if c.rec != nil {
+		c.Args[0] = []byte("eval") // an FCALL too
 		c.Args[1] = killedScript(msg)
 		c.Args[2] = []byte("0") // the keys left are ARGV now: unused
 	}
@@ -391,13 +415,14 @@ func (e *luaEnv) writeError(w *resp.Writer, err error) {
 	if line < 0 {
 		// The handler could not run (the Lua stack overflowed): take the
 		// line from the message's position.
-		pos, _, _ := strings.Cut(strings.TrimPrefix(msg, "ERR user_script:"), ":")
-		if n, err := strconv.Atoi(pos); err == nil && strings.HasPrefix(msg, "ERR user_script:") {
+		prefix := "ERR " + e.chunk + ":"
+		pos, _, _ := strings.Cut(strings.TrimPrefix(msg, prefix), ":")
+		if n, err := strconv.Atoi(pos); err == nil && strings.HasPrefix(msg, prefix) {
 			line = n
 		}
 	}
 	if line >= 0 {
-		msg += " script: " + e.sha + ", on @user_script:" + strconv.Itoa(line) + "."
+		msg += " script: " + e.sha + ", on @" + e.chunk + ":" + strconv.Itoa(line) + "."
 	}
 	w.Error(msg)
 }

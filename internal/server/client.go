@@ -293,8 +293,10 @@ func (c *Client) dispatch(argv [][]byte) {
 		h(c, argv)
 	case kind.Flags&command.AllowBusy != 0:
 		// SCRIPT KILL: it must not wait for the apply loop, as a read's
-		// ReadIndex may, and needs no data.
-		cmd.Run(&command.Ctx{Args: argv, W: c.reply()})
+		// ReadIndex may. FUNCTION STATS reads applied state.
+		tx := c.srv.st.ReadTx(c.db, now, true)
+		cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: c.reply()})
+		tx.Close()
 	case cmd.Flags&command.Script != 0:
 		c.script(argv, now)
 	case cmd.Flags&command.Blocking != 0 && command.Blocks(argv):
