@@ -208,10 +208,12 @@ func storedLibrary(tx *store.Tx, name []byte) *library {
 	return lib
 }
 
+// funcNames returns the names lib's functions are stored under: FCALL
+// finds a function whatever the case of its name, as in Redis.
 func funcNames(lib *library) [][]byte {
 	out := make([][]byte, len(lib.funcs))
 	for i, f := range lib.funcs {
-		out[i] = []byte(f.name)
+		out[i] = []byte(strings.ToLower(f.name))
 	}
 	return out
 }
@@ -219,7 +221,7 @@ func funcNames(lib *library) [][]byte {
 // cmdFcall runs FCALL (in the apply loop) and FCALL_RO (on a read view, or
 // in the apply loop inside MULTI).
 func cmdFcall(c *Ctx, readOnly bool) {
-	owner, ok := c.Tx.FunctionOwner(c.Args[1])
+	owner, ok := c.Tx.FunctionOwner([]byte(strings.ToLower(string(c.Args[1]))))
 	if !ok {
 		c.W.Error("ERR Function not found")
 		return
@@ -263,7 +265,7 @@ func cmdFunction(c *Ctx) {
 	case "flush":
 		switch {
 		case len(c.Args) > 3:
-			c.W.Error("ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.")
+			c.W.Error("ERR unknown subcommand or wrong number of arguments for '" + c.Arg(1) + "'. Try FUNCTION HELP.")
 			return
 		case len(c.Args) == 3 && !strings.EqualFold(c.Arg(2), "sync") && !strings.EqualFold(c.Arg(2), "async"):
 			c.W.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
@@ -290,7 +292,10 @@ func cmdFunction(c *Ctx) {
 	case "restore":
 		functionRestore(c)
 	case "help":
-		c.W.BulkStrings(functionHelp)
+		c.W.ArrayLen(len(functionHelp))
+		for _, line := range functionHelp {
+			c.W.Simple(line)
+		}
 	}
 }
 
@@ -341,7 +346,7 @@ func functionLoad(c *Ctx) {
 // library's.
 func checkCollisions(tx *store.Tx, lib *library) string {
 	for _, f := range lib.funcs {
-		if owner, ok := tx.FunctionOwner([]byte(f.name)); ok && string(owner) != lib.name {
+		if owner, ok := tx.FunctionOwner([]byte(strings.ToLower(f.name))); ok && string(owner) != lib.name {
 			return "ERR Function " + f.name + " already exists"
 		}
 	}
@@ -512,7 +517,7 @@ func functionDump(c *Ctx) {
 // functionRestore is FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE].
 func functionRestore(c *Ctx) {
 	if len(c.Args) > 4 {
-		c.W.Error("ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.")
+		c.W.Error("ERR unknown subcommand or wrong number of arguments for '" + c.Arg(1) + "'. Try FUNCTION HELP.")
 		return
 	}
 	policy := "append"
@@ -576,7 +581,7 @@ func functionRestore(c *Ctx) {
 		}
 		for _, lib := range libs {
 			for _, f := range lib.funcs {
-				owner, ok := c.Tx.FunctionOwner([]byte(f.name))
+				owner, ok := c.Tx.FunctionOwner([]byte(strings.ToLower(f.name)))
 				if ok && !names[string(owner)] {
 					c.W.Error("ERR Function " + f.name + " already exists")
 					return

@@ -57,10 +57,10 @@ type library struct {
 	funcs []libFunc
 }
 
-// find returns the index of function name, or -1.
+// find returns the index of function name, in any case, or -1.
 func (l *library) find(name string) int {
 	for i, f := range l.funcs {
-		if f.name == name {
+		if strings.EqualFold(f.name, name) {
 			return i
 		}
 	}

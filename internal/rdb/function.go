@@ -25,7 +25,7 @@ func EncodeFunctions(codes [][]byte) []byte {
 // payload. Its errors are Redis's messages, without the "ERR " code.
 func DecodeFunctions(p []byte) ([][]byte, error) {
 	if Verify(p) != nil {
-		return nil, errors.New("payload version or checksum are wrong")
+		return nil, errors.New("DUMP payload version or checksum are wrong")
 	}
 	r := &reader{b: p}
 	var codes [][]byte
