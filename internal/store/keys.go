@@ -21,6 +21,7 @@ import (
 //	c | db u16 | 'e'                              count of its keys with an expiry
 //	d | logical db u16                            logical -> physical database mapping
 //	s | name                                      shard state (applied index, ...)
+//	f | 'l' or 'f' | name                         function libraries (function.go)
 //
 // pos is slot<<48 | hash48: its order is SCAN's order.
 const (
