@@ -278,15 +278,7 @@ func cmdFunction(c *Ctx) {
 	case "stats":
 		functionStats(c)
 	case "kill":
-		msg := errNotBusy // inside EXEC, in the apply loop: nothing else runs
-		if c.rec == nil {
-			msg = KillScript()
-		}
-		if msg != "" {
-			c.W.Error(msg)
-			return
-		}
-		c.W.OK()
+		killRunning(c)
 	case "dump":
 		functionDump(c)
 	case "restore":

@@ -341,15 +341,7 @@ func cmdScript(c *Ctx) {
 		flushScripts()
 		c.W.OK()
 	case "kill":
-		msg := errNotBusy // inside EXEC, in the apply loop: nothing else runs
-		if c.rec == nil {
-			msg = KillScript()
-		}
-		if msg != "" {
-			c.W.Error(msg)
-			return
-		}
-		c.W.OK()
+		killRunning(c)
 	case "debug":
 		c.W.Error("ERR SCRIPT DEBUG is not supported")
 	case "help":
@@ -373,4 +365,18 @@ func cmdScript(c *Ctx) {
 			"    Prints this help.",
 		})
 	}
+}
+
+// killRunning is SCRIPT KILL and FUNCTION KILL: they stop the script or
+// function running, whichever it is.
+func killRunning(c *Ctx) {
+	msg := errNotBusy // inside EXEC, in the apply loop: nothing else runs
+	if c.rec == nil {
+		msg = KillScript()
+	}
+	if msg != "" {
+		c.W.Error(msg)
+		return
+	}
+	c.W.OK()
 }
