@@ -35,8 +35,10 @@
 #                     evalsha        EVALSHA of a 5-command script (HINCRBY,
 #                                    SET, GET, EXPIRE, HGET) on a random key,
 #                                    loaded with SCRIPT LOAD on both servers
+#                     fcall          FCALL of a function doing the same, from
+#                                    a library loaded with FUNCTION LOAD
 #   READ_N=N/10       requests of each zrangebyscore / hgetall run
-#   EVAL_N=N/4        requests of the evalsha run
+#   EVAL_N=N/4        requests of the evalsha and fcall runs
 #   MODES="always everysec"   appendfsync of both servers
 #   RAW=FILE          also append every raw CSV line here
 #   REV=HEAD          build basalt from this commit instead of the working tree
@@ -66,7 +68,7 @@ trap 'exit 130' INT TERM
 csv_name() {
 	case $1 in
 	mset) echo "MSET (10 keys)" ;;
-	zrangebyscore | hgetall | pfadd | pfcount | evalsha) read_cmd "$1" ;;
+	zrangebyscore | hgetall | pfadd | pfcount | evalsha | fcall) read_cmd "$1" ;;
 	*) echo "$1" | tr a-z A-Z ;;
 	esac
 }
@@ -80,6 +82,7 @@ read_cmd() {
 	pfadd) echo "PFADD bench:hll __rand_int__" ;;
 	pfcount) echo "PFCOUNT bench:hll" ;;
 	evalsha) echo "EVALSHA $EVAL_SHA 1 bench:e:__rand_int__ 1" ;;
+	fcall) echo "FCALL bench_five 1 bench:f:__rand_int__ 1" ;;
 	esac
 }
 
@@ -92,10 +95,18 @@ redis.call('HGET', KEYS[1], 'n')
 return v"
 EVAL_SHA=$(printf '%s' "$EVAL_SCRIPT" | sha1sum | cut -d' ' -f1)
 
-# load_script PORT: SCRIPT LOAD the evalsha test's script.
+# The library of the fcall test: the same five commands as a function.
+FCALL_LIBRARY="#!lua name=benchlib
+redis.register_function('bench_five', function(keys, args)
+$(printf '%s' "$EVAL_SCRIPT" | sed 's/KEYS\[/keys[/g; s/ARGV\[/args[/g')
+end)"
+
+# load_script PORT: SCRIPT LOAD the evalsha test's script, FUNCTION LOAD
+# the fcall test's library.
 load_script() {
-	if [ "$(redis-cli -p "$1" script load "$EVAL_SCRIPT")" != "$EVAL_SHA" ]; then
-		echo "SCRIPT LOAD on port $1 failed" >&2
+	if [ "$(redis-cli -p "$1" script load "$EVAL_SCRIPT")" != "$EVAL_SHA" ] ||
+		[ "$(redis-cli -p "$1" function load replace "$FCALL_LIBRARY")" != benchlib ]; then
+		echo "SCRIPT LOAD or FUNCTION LOAD on port $1 failed" >&2
 		exit 1
 	fi
 }
@@ -147,7 +158,7 @@ bench() {
 		mset) mset=mset ;;
 		zrangebyscore | hgetall) reads+=("$t") ;;
 		pfadd | pfcount) lines+=("$t") ;;
-		evalsha) evals+=("$t") ;;
+		evalsha | fcall) evals+=("$t") ;;
 		*) plain+=("$t") ;;
 		esac
 	done
@@ -171,7 +182,7 @@ bench1() {
 	local name=$1 port=$2 p=$3 tests=$4 n=$5 test rps
 	local what=(-t "$tests")
 	case $tests in
-	zrangebyscore | hgetall | pfadd | pfcount | evalsha) read -ra what <<<"$(read_cmd "$tests")" ;;
+	zrangebyscore | hgetall | pfadd | pfcount | evalsha | fcall) read -ra what <<<"$(read_cmd "$tests")" ;;
 	esac
 	local pid before after
 	pid=$(server_pid "$name")
@@ -194,7 +205,7 @@ for MODE in $MODES; do
 	start_redis "$MODE"
 	start_basalt "$MODE"
 	case ,$TESTS, in
-	*,evalsha,*)
+	*,evalsha,* | *,fcall,*)
 		load_script "$REDIS_PORT"
 		load_script "$BASALT_PORT"
 		;;
