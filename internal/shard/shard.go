@@ -219,9 +219,13 @@ const maxGroup = 4096
 
 // maxInflight bounds the groups proposed and not yet committed; maxView
 // bounds the bytes their shared view may hold before the loop lets them
-// drain (a view is freed only once every group on it is committed).
+// drain (a view is freed only once every group on it is committed). Two
+// groups are enough to apply one while the other syncs; more only split
+// the writes waiting into smaller groups, each with its entry, batch and
+// commit: with four, SET -P 1 (50 clients) cost 6-10% more CPU per request
+// and a 3-node cluster served 10-15% fewer of them.
 const (
-	maxInflight = 4
+	maxInflight = 2
 	maxView     = 16 << 20
 )
 
