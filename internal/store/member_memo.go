@@ -221,9 +221,6 @@ func (t *Tx) memoUsable(owner []byte) bool {
 // memberFromMemo returns member k's memo, if this Tx may use it and there
 // is one (hit).
 func (t *Tx) memberFromMemo(k []byte) (v []byte, found, hit bool) {
-	if t.held[string(k)] != nil {
-		return nil, false, false
-	}
 	n := ownerLen(k)
 	if n == 0 || !t.memoUsable(k[:n]) {
 		return nil, false, false
