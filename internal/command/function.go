@@ -320,11 +320,7 @@ func functionLoad(c *Ctx) {
 		msg = checkCollisions(c.Tx, lib)
 	}
 	if msg != "" {
-		if msg == errLoadTimeout && c.rec != nil {
-			loadTimedOut(c)
-			return
-		}
-		c.W.Error(msg)
+		loadFailed(c, msg)
 		return
 	}
 	if old != nil {
@@ -332,6 +328,16 @@ func functionLoad(c *Ctx) {
 	}
 	c.Tx.PutFunctionLibrary([]byte(name), lib.code, funcNames(lib))
 	c.W.BulkString(name)
+}
+
+// loadFailed answers a FUNCTION LOAD or RESTORE whose library failed to
+// load with msg (one that ran past its time limit as loadTimedOut does).
+func loadFailed(c *Ctx, msg string) {
+	if msg == errLoadTimeout && c.rec != nil {
+		loadTimedOut(c)
+		return
+	}
+	c.W.Error(msg)
 }
 
 // checkCollisions returns Redis's error if a function of lib is another
@@ -548,11 +554,7 @@ func functionRestore(c *Ctx) {
 			}
 		}
 		if msg != "" {
-			if msg == errLoadTimeout && c.rec != nil {
-				loadTimedOut(c)
-				return
-			}
-			c.W.Error(msg)
+			loadFailed(c, msg)
 			return
 		}
 		names[name] = true
