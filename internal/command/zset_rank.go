@@ -122,10 +122,10 @@ func (z *zset) putCounts(n rnode) {
 	z.c.Tx.HoldMember(z.key, append([]byte{zTagCount, byte(n.level)}, n.bound...), v)
 }
 
-// forgetPath drops the rank path: the blocks change. The bounds that
-// the Tx keeps follow a block made or dropped below the root (added);
-// a change of the root's level drops them.
-func (z *zset) forgetPath(level int, bound []byte, added bool) {
+// blockChanged notes a block made (added) or dropped: the rank path is
+// no longer sure, the bounds the Tx keeps follow a block below the root,
+// and a change of the root's level drops them.
+func (z *zset) blockChanged(level int, bound []byte, added bool) {
 	l := z.local(false)
 	if l == nil {
 		return
@@ -141,13 +141,13 @@ func (z *zset) forgetPath(level int, bound []byte, added bool) {
 }
 
 func (z *zset) putRNode(n rnode) {
-	z.forgetPath(n.level, n.bound, true)
+	z.blockChanged(n.level, n.bound, true)
 	z.c.Tx.SetMember(z.key, zRankSub(n.level, n.bound), nil)
 	z.putCounts(n)
 }
 
 func (z *zset) delRNode(level int, bound []byte) {
-	z.forgetPath(level, bound, false)
+	z.blockChanged(level, bound, false)
 	z.c.Tx.DeleteMember(z.key, zRankSub(level, bound))
 	z.c.Tx.DeleteMember(z.key, append([]byte{zTagCount, byte(level)}, bound...))
 }
@@ -311,7 +311,7 @@ func (p *rankPath) holds(levels int, x []byte) bool {
 // of the bounds in memory nanoseconds. Reading them all costs about as much
 // as a seek per rankBoundsPerSeek bounds, so the Tx reads them once it has
 // sought that much (zsetLocal.seeks), and keeps them in step with the
-// blocks it makes and drops (forgetPath).
+// blocks it makes and drops (blockChanged).
 type rankBounds struct {
 	levels int        // the index's levels when read
 	bounds [][][]byte // by level, from 1
@@ -350,8 +350,7 @@ func (b *rankBounds) change(l int, bound []byte, added bool) {
 	}
 }
 
-// pathFromBounds is findPath from the bounds the Tx keeps, next blocks
-// included.
+// path is findPath from the bounds, next blocks included.
 func (b *rankBounds) path(x []byte) *rankPath {
 	p := &rankPath{levels: b.levels, bound: make([][]byte, b.levels), next: make([][]byte, b.levels), nextKnown: true}
 	for l := 1; l < b.levels; l++ {
@@ -370,10 +369,16 @@ func (b *rankBounds) path(x []byte) *rankPath {
 // findPath finds the blocks holding point x below the root, and their
 // next blocks if they are those prev found (or if the Tx keeps the bounds).
 func (z *zset) findPath(x []byte, prev *rankPath) *rankPath {
-	if l := z.local(true); l.bounds != nil && l.bounds.levels == z.levels {
-		return l.bounds.path(x)
-	} else if l.seeks += int64(z.levels - 1); l.seeks*rankBoundsPerSeek >= z.h.n/zrankLeaf {
-		l.bounds = z.readBounds()
+	l := z.local(true)
+	if l.bounds != nil && l.bounds.levels != z.levels {
+		l.bounds = nil
+	}
+	if l.bounds == nil {
+		if l.seeks += int64(z.levels - 1); l.seeks*rankBoundsPerSeek >= z.h.n/zrankLeaf {
+			l.bounds = z.readBounds()
+		}
+	}
+	if l.bounds != nil {
 		return l.bounds.path(x)
 	}
 	p := &rankPath{levels: z.levels, bound: make([][]byte, z.levels)}
