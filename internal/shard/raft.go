@@ -356,12 +356,21 @@ func (n *node) failReads() {
 	n.queued = nil
 }
 
+// slowSave is how long a save of the log may take before it is logged.
+const slowSave = 500 * time.Millisecond
+
 func (n *node) handleReady(rd raft.Ready) error {
 	// A snapshot is always synced: the store's install of it is, and the
 	// log must not end before the store after a crash.
 	sync := rd.MustSync && n.s.FsyncPolicy() == FsyncAlways || !raft.IsEmptySnap(rd.Snapshot)
+	start := time.Now()
 	if err := n.log.Save(rd.Snapshot, rd.HardState, rd.Entries, sync); err != nil {
 		return fmt.Errorf("saving raft state: %w", err)
+	}
+	if took := time.Since(start); took > slowSave {
+		// Nothing else runs on this goroutine meanwhile, heartbeats
+		// included: past the election timeout, followers elect a new leader.
+		slog.Warn("raft: a slow disk held up the log", "took", took, "entries", len(rd.Entries))
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		snap := rd.Snapshot
