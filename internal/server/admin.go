@@ -202,6 +202,9 @@ func (s *Server) infoSection(name string, c *Client) string {
 		if d := s.st.Pebble(); d != nil {
 			add("used_disk_bytes", d.Metrics().DiskSpaceUsage()) // basalt: data on disk
 		}
+		entries, memos := s.st.CacheSize()
+		add("basalt_meta_cache_bytes", entries)
+		add("basalt_member_memo_bytes", memos)
 	case "persistence":
 		title = "Persistence"
 		// Every write goes through the log before it is acknowledged: that is

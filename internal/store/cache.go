@@ -239,3 +239,14 @@ func (c *metaCache) preload(r pebble.Reader, keys int64) error {
 	}
 	return nil
 }
+
+// size returns what the cache's entries and its member memos cost, roughly.
+func (c *metaCache) size() (entries, memos int64) {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		entries, memos = entries+s.bytes, memos+s.memoBytes
+		s.mu.Unlock()
+	}
+	return entries, memos
+}

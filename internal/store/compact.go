@@ -131,6 +131,10 @@ func (c *compactor) due(r keyRange) bool {
 // Compactions is how many ranges reads had compacted.
 func (s *Store) Compactions() int64 { return s.compactor.runs.Load() }
 
+// CacheSize reports, roughly, what the metadata cache's entries and its
+// member memos take in memory (INFO memory).
+func (s *Store) CacheSize() (entries, memos int64) { return s.cache.size() }
+
 // noteSkipped asks for the part of [lower, upper) that it iterated over
 // to be compacted if it stepped over many entries it did not return:
 // deletions, and older versions of entries.

@@ -368,6 +368,19 @@ func TestServer(t *testing.T) {
 			t.Errorf("after a pipeline of 100 SETs: %d records in %d groups, %d syncs", r1-r0, g1-g0, s1-s0)
 		}
 
+		// INFO memory shows the metadata cache and its member memos: the
+		// fields a write put in a hash stay as memos.
+		m0 := infoField(t, g, "memory", "basalt_member_memo_bytes")
+		g.Do("HSET", "memo:h", "f1", "v1", "f2", "v2")
+		g.Do("HGET", "memo:h", "f1")
+		deadline = time.Now().Add(5 * time.Second)
+		for infoField(t, g, "memory", "basalt_member_memo_bytes") <= m0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if m := infoField(t, g, "memory", "basalt_member_memo_bytes"); m <= m0 || infoField(t, g, "memory", "basalt_meta_cache_bytes") <= 0 {
+			t.Errorf("INFO memory: member memos %d bytes after HSET, %d before; metadata cache %d bytes", m, m0, infoField(t, g, "memory", "basalt_meta_cache_bytes"))
+		}
+
 		// total_commands_processed grows with each command.
 		n0 := infoField(t, g, "stats", "total_commands_processed")
 		in0 := infoField(t, g, "stats", "total_net_input_bytes")
