@@ -7,7 +7,6 @@ import (
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
 )
 
 // The Lua side of functions (function_lua.c in Redis 7.0): compiling a
@@ -103,15 +102,10 @@ func compileLibrary(name string, code []byte, limit bool) (*library, string) {
 	if i := strings.IndexByte(src, '\n'); i >= 0 {
 		src = src[i:]
 	}
-	chunk, err := parse.Parse(strings.NewReader(src), "user_function")
-	if err != nil {
-		return nil, "ERR Error compiling function: " + compileError(err, code, "user_function")
+	proto, msg := compileLua(src, code, "user_function", "ERR Error compiling function: ")
+	if msg != "" {
+		return nil, msg
 	}
-	proto, err := lua.Compile(chunk, "user_function")
-	if err != nil {
-		return nil, "ERR Error compiling function: user_function: " + err.Error()
-	}
-	proto.IsVarArg &^= lua.VarArgNeedsArg // see loadScript
 	lib = &library{name: name, code: append([]byte(nil), code...), proto: proto}
 	e := getEnv()
 	defer putEnv(e)

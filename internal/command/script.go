@@ -116,25 +116,35 @@ func loadScript(body []byte) (*script, string) {
 	if shebang { // the first line becomes a comment: line numbers stay
 		src = "--" + src[2:]
 	}
-	chunk, err := parse.Parse(strings.NewReader(src), "user_script")
-	if err != nil {
-		return nil, "ERR Error compiling script (new function): " + compileError(err, body, "user_script")
+	proto, msg := compileLua(src, body, "user_script", "ERR Error compiling script (new function): ")
+	if msg != "" {
+		return nil, msg
 	}
-	proto, err := lua.Compile(chunk, "user_script")
-	if err != nil {
-		return nil, "ERR Error compiling script (new function): user_script: " + err.Error()
-	}
-	// gopher-lua marks a main chunk as needing Lua 5.0's implicit "arg"
-	// table and builds one on every call, though the chunk has no local of
-	// that name to reach it; Lua 5.1 marks only functions declared with
-	// "..." that way. A third of an EVALSHA's allocations went there.
-	proto.IsVarArg &^= lua.VarArgNeedsArg
 	s = &script{sha: sha, body: append([]byte(nil), body...), proto: proto, shebang: shebang, noWrites: noWrites}
 	scripts.Lock()
 	scripts.m[sha] = s
 	scripts.byBody[string(s.body)] = s
 	scripts.Unlock()
 	return s, ""
+}
+
+// compileLua compiles src (body, as the user wrote it, for error lines)
+// as the chunk named chunk; an error is Redis's, after prefix.
+func compileLua(src string, body []byte, chunk, prefix string) (*lua.FunctionProto, string) {
+	tree, err := parse.Parse(strings.NewReader(src), chunk)
+	if err != nil {
+		return nil, prefix + compileError(err, body, chunk)
+	}
+	proto, err := lua.Compile(tree, chunk)
+	if err != nil {
+		return nil, prefix + chunk + ": " + err.Error()
+	}
+	// gopher-lua marks a main chunk as needing Lua 5.0's implicit "arg"
+	// table and builds one on every call, though the chunk has no local of
+	// that name to reach it; Lua 5.1 marks only functions declared with
+	// "..." that way. A third of an EVALSHA's allocations went there.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	return proto, ""
 }
 
 // parseShebang reads Redis 7's "#!lua flags=no-writes,..." first line.

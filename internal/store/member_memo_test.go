@@ -267,14 +267,7 @@ func TestMemberMemosConcurrentReads(t *testing.T) {
 func memoRead(st *Store, key, sub []byte) (v []byte, found, hit, stale bool) {
 	rt := st.ReadTx(0, 1, false)
 	defer rt.Close()
-	defer func() {
-		if r := recover(); r != nil {
-			if r != ErrStaleRead {
-				panic(r)
-			}
-			stale = true
-		}
-	}()
+	defer recoverStale(&stale)
 	if _, ok := rt.Lookup(key); !ok {
 		return nil, false, false, false
 	}

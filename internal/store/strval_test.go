@@ -129,14 +129,7 @@ func TestSparseString(t *testing.T) {
 func readString(st *Store, key []byte, snapshot bool) (v []byte, stale bool) {
 	rt := st.ReadTx(0, 0, snapshot)
 	defer rt.Close()
-	defer func() {
-		if r := recover(); r != nil {
-			if r != ErrStaleRead {
-				panic(r)
-			}
-			stale = true
-		}
-	}()
+	defer recoverStale(&stale)
 	m, _ := rt.Lookup(key)
 	return rt.ReadString(key, m), false
 }
@@ -182,5 +175,15 @@ func TestChunkedReadIsAtomic(t *testing.T) {
 			<-done
 			t.Fatalf("read %d: torn value (%d bytes, %d of %q)", reads, len(v), bytes.Count(v, v[:1]), v[:1])
 		}
+	}
+}
+
+// recoverStale, deferred, turns a read's ErrStaleRead panic into stale.
+func recoverStale(stale *bool) {
+	if r := recover(); r != nil {
+		if r != ErrStaleRead {
+			panic(r)
+		}
+		*stale = true
 	}
 }
