@@ -40,8 +40,9 @@ import (
 
 // scriptRun is a script in progress that SCRIPT KILL may stop.
 type scriptRun struct {
-	start  time.Time
-	cancel context.CancelFunc
+	start time.Time
+	ctx   *killCtx // the context its VM checks, for run gen
+	gen   uint64
 
 	// mu is held by redis.call while a command runs and by SCRIPT KILL.
 	mu     sync.Mutex
@@ -101,8 +102,8 @@ func limitDuration() time.Duration {
 
 // startRun registers a killable run; a live one (in the apply loop, where
 // writes wait for it) makes the server busy once past the limit.
-func startRun(live bool, cancel context.CancelFunc) *scriptRun {
-	r := &scriptRun{start: time.Now(), cancel: cancel}
+func startRun(live bool, ctx *killCtx) *scriptRun {
+	r := &scriptRun{start: time.Now(), ctx: ctx, gen: ctx.begin()}
 	scriptRuns.Lock()
 	defer scriptRuns.Unlock()
 	scriptRuns.runs = append(scriptRuns.runs, r)
@@ -131,6 +132,7 @@ func markBusy() {
 
 // endRun unregisters r, ending the busy state if r caused it.
 func endRun(r *scriptRun) {
+	r.ctx.end()
 	scriptRuns.Lock()
 	defer scriptRuns.Unlock()
 	if i := slices.Index(scriptRuns.runs, r); i >= 0 {
@@ -218,6 +220,101 @@ func (r *scriptRun) kill(force bool) bool {
 		return false
 	}
 	r.killed = true
-	r.cancel() // the Lua VM raises at its next instruction
+	r.ctx.cancel(r.gen) // the Lua VM raises at its next instruction
 	return true
+}
+
+// killCtx is the context.Context the VM of a killable run checks at every
+// instruction. Each luaEnv has one for all its runs, so that a run
+// allocates no context: its Done channel is replaced only after a kill
+// closed it. Runs are numbered, so that a kill meant for a run that has
+// ended (KillScript works on a copy of the list) leaves the next alone.
+//
+// Coroutines get contexts of their own (context.WithCancel of this one),
+// which register through AfterFunc: the context package then starts no
+// goroutine to watch Done, which a coroutine left suspended would leak. A
+// run's registrations are dropped when it ends.
+type killCtx struct {
+	done chan struct{} // replaced by begin only, on the env's goroutine
+
+	mu    sync.Mutex
+	gen   uint64 // the run in progress, if odd
+	err   error  // context.Canceled once done is closed
+	after map[uint64]func()
+	next  uint64 // key of the next AfterFunc
+}
+
+func newKillCtx() *killCtx { return &killCtx{done: make(chan struct{})} }
+
+// begin starts a run and returns its number.
+func (k *killCtx) begin() uint64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.err != nil {
+		k.done, k.err = make(chan struct{}), nil
+	}
+	k.gen++
+	return k.gen
+}
+
+// end ends the run in progress: a late kill no longer reaches it.
+func (k *killCtx) end() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.gen++
+	clear(k.after)
+}
+
+// cancel stops run gen if it is still in progress.
+func (k *killCtx) cancel(gen uint64) {
+	k.mu.Lock()
+	if gen != k.gen || k.err != nil {
+		k.mu.Unlock()
+		return
+	}
+	k.err = context.Canceled
+	close(k.done)
+	fns := make([]func(), 0, len(k.after))
+	for _, f := range k.after {
+		fns = append(fns, f)
+	}
+	clear(k.after)
+	k.mu.Unlock()
+	for _, f := range fns { // they cancel contexts: order does not matter
+		f()
+	}
+}
+
+func (k *killCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (k *killCtx) Done() <-chan struct{}       { return k.done }
+func (k *killCtx) Value(any) any               { return nil }
+
+func (k *killCtx) Err() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
+}
+
+// AfterFunc runs f once the run is killed (the context package's hook for
+// the contexts derived from this one).
+func (k *killCtx) AfterFunc(f func()) (stop func() bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.err != nil {
+		go f()
+		return func() bool { return false }
+	}
+	if k.after == nil {
+		k.after = map[uint64]func(){}
+	}
+	id := k.next
+	k.next++
+	k.after[id] = f
+	return func() bool {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		_, ok := k.after[id]
+		delete(k.after, id)
+		return ok
+	}
 }

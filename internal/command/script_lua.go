@@ -49,6 +49,7 @@ type luaEnv struct {
 	// The run in progress.
 	c        *Ctx
 	kr       *scriptRun // nil if the run may not be stopped
+	kctx     *killCtx   // the context of the env's killable runs
 	sha      string     // the script's SHA1, or the function's name
 	chunk    string     // "user_script" or "user_function"
 	readOnly bool
@@ -100,7 +101,7 @@ func newEnv() *luaEnv {
 		L.Call(1, 0)
 	}
 	pcg := rand.NewPCG(0, 0)
-	e := &luaEnv{L: L, globals: L.NewTable(), protected: map[*lua.LTable]bool{}, addrs: map[lua.LValue]int{}, pcg: pcg, rng: rand.New(pcg), w: resp.NewWriter(2)}
+	e := &luaEnv{L: L, globals: L.NewTable(), protected: map[*lua.LTable]bool{}, addrs: map[lua.LValue]int{}, pcg: pcg, rng: rand.New(pcg), w: resp.NewWriter(2), kctx: newKillCtx()}
 	opened := L.G.Global
 	for _, name := range baseAllowed {
 		e.globals.RawSetString(name, opened.RawGetString(name))
@@ -320,14 +321,11 @@ func (e *luaEnv) invoke(c *Ctx, name, chunk string, readOnly bool, push func(L *
 	// A run may be stopped (see script_kill.go) if the leader applies it
 	// for a client, or if it runs on a read view; never when a record is
 	// applied from the log. The VM then checks a context at every
-	// instruction, which costs a few percent of pure Lua loops; cancelling
-	// it at the end also releases the contexts of the run's coroutines.
+	// instruction, which costs a few percent of pure Lua loops.
 	e.kr = nil
 	if c.live || c.rec == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		e.kr = startRun(c.live, cancel)
-		L.SetContext(ctx)
+		e.kr = startRun(c.live, e.kctx)
+		L.SetContext(e.kctx)
 	} else {
 		L.RemoveContext()
 	}
