@@ -38,6 +38,9 @@ type luaEnv struct {
 	pcg       *rand.PCG
 	rng       *rand.Rand
 	w         *resp.Writer // replies of redis.call
+	// What redis.call's arguments are carved from (argv).
+	argBuf   []byte
+	argHeads [][]byte
 
 	// Function libraries (function_lua.go): library code reads its
 	// globals through libMT's __index, loadAPI while it loads and the
@@ -56,6 +59,8 @@ type luaEnv struct {
 	resp     int
 	calls    uint64
 	errLine  int
+	keys     *lua.LTable // KEYS and ARGV, reused from run to run (argTable)
+	args     *lua.LTable
 	addrs    map[lua.LValue]int // what tostring shows for tables and functions
 	sub      Ctx                // of the command redis.call runs
 }
@@ -300,8 +305,8 @@ func (e *luaEnv) randomseed(L *lua.LState) int {
 // run runs script s for c and writes its reply (or error) to c.W.
 func (e *luaEnv) run(c *Ctx, s *script, keys, args [][]byte, readOnly bool) {
 	e.invoke(c, s.sha, "user_script", readOnly, func(L *lua.LState) (int, error) {
-		e.globals.RawSetString("KEYS", e.strings(keys))
-		e.globals.RawSetString("ARGV", e.strings(args))
+		e.globals.RawSetString("KEYS", e.argTable(&e.keys, keys))
+		e.globals.RawSetString("ARGV", e.argTable(&e.args, args))
 		fn := L.NewFunctionFromProto(s.proto)
 		fn.Env = e.proxy
 		L.Push(fn)
@@ -355,12 +360,44 @@ func (e *luaEnv) invoke(c *Ctx, name, chunk string, readOnly bool, push func(L *
 	e.reply(c.W, ret, 0)
 }
 
-func (e *luaEnv) strings(vals [][]byte) *lua.LTable {
-	t := e.L.CreateTable(len(vals), 0)
-	for _, v := range vals {
-		t.Append(lua.LString(v))
+// argTable returns a table holding vals, for KEYS or ARGV: *t, the one
+// the env's last run got, if that run left it plain (plainArray), else a
+// new one. A run cannot keep a reference to it for the next to see (the
+// globals are read-only, and nothing else outlives the run), and a plain
+// table refilled is in the very state of a new one, so reusing it shows
+// nowhere; but values it holds already are not converted again.
+func (e *luaEnv) argTable(t **lua.LTable, vals [][]byte) *lua.LTable {
+	tb := *t
+	if tb == nil || !plainArray(tb) {
+		tb = e.L.CreateTable(len(vals), 0)
+		*t = tb
 	}
-	return t
+	for range tb.MaxN() - len(vals) {
+		tb.Remove(-1)
+	}
+	for i, v := range vals {
+		if old, ok := tb.RawGetInt(i + 1).(lua.LString); !ok || string(old) != string(v) {
+			tb.RawSetInt(i+1, lua.LString(v)) // in place, or appended
+		}
+	}
+	return tb
+}
+
+// plainArray reports whether t holds nothing but its array part, whose
+// last slot is not nil (table.remove would see such a slot), and has no
+// metatable. An empty t is not plain: it could hold nil slots.
+func plainArray(t *lua.LTable) bool {
+	n := t.MaxN()
+	if n == 0 || t.Metatable != lua.LNil {
+		return false
+	}
+	last := t.Remove(-1) // the last slot, which MaxN does not tell
+	if last == lua.LNil {
+		return false
+	}
+	t.RawSetInt(n, last)           // appended back
+	k, _ := t.Next(lua.LNumber(n)) // the first key past the array part
+	return k == lua.LNil
 }
 
 // killed reports whether the run was stopped.
@@ -543,18 +580,24 @@ func fmtNum14(f float64) string { return fmtG(f, 14) }
 
 // fmtG is C's "%.Ng".
 func fmtG(f float64, prec int) string {
+	var buf [32]byte
+	return string(appendG(buf[:0], f, prec))
+}
+
+// appendG appends f formatted as C's "%.Ng" to b.
+func appendG(b []byte, f float64, prec int) []byte {
 	switch {
 	case math.IsInf(f, 1):
-		return "inf"
+		return append(b, "inf"...)
 	case math.IsInf(f, -1):
-		return "-inf"
+		return append(b, "-inf"...)
 	case math.IsNaN(f):
 		if math.Signbit(f) {
-			return "-nan"
+			return append(b, "-nan"...)
 		}
-		return "nan"
+		return append(b, "nan"...)
 	}
-	return strconv.FormatFloat(f, 'g', prec, 64)
+	return strconv.AppendFloat(b, f, 'g', prec, 64)
 }
 
 // The redis library.
@@ -605,15 +648,23 @@ func raise(L *lua.LState, msg string) {
 	L.Error(errorTable(L, msg), 0)
 }
 
+// Chunks the arguments of redis.call are carved from (see argv).
+const (
+	argChunk  = 4096 // bytes
+	headChunk = 256  // arguments
+)
+
 // argv converts redis.call's arguments; numbers are formatted "%.17g" so
-// that no precision is lost.
-func luaArgv(L *lua.LState) ([][]byte, string) {
+// that no precision is lost. A command may keep its arguments, so their
+// memory is never written again once handed out; but rather than two
+// allocations per call, they are carved from chunks that the env keeps
+// until they are used up (cap-limited, so that an append by a command
+// reallocates instead of overwriting the next call's).
+func (e *luaEnv) argv(L *lua.LState) ([][]byte, string) {
 	n := L.GetTop()
 	if n == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
-	// The arguments share one buffer: a command may keep them, so it is
-	// new on every call, but one allocation instead of one per argument.
 	size := 0
 	for i := 1; i <= n; i++ {
 		if v, ok := L.Get(i).(lua.LString); ok {
@@ -622,20 +673,27 @@ func luaArgv(L *lua.LState) ([][]byte, string) {
 			size += 24 // a number's %.17g
 		}
 	}
-	argv := make([][]byte, n)
-	buf := make([]byte, 0, size)
+	if cap(e.argBuf)-len(e.argBuf) < size {
+		e.argBuf = make([]byte, 0, max(argChunk, size))
+	}
+	if cap(e.argHeads)-len(e.argHeads) < n {
+		e.argHeads = make([][]byte, 0, max(headChunk, n))
+	}
+	buf := e.argBuf
+	argv := e.argHeads[len(e.argHeads) : len(e.argHeads)+n : len(e.argHeads)+n]
 	for i := range argv {
 		start := len(buf)
 		switch v := L.Get(i + 1).(type) {
 		case lua.LString:
 			buf = append(buf, v...)
 		case lua.LNumber:
-			buf = append(buf, fmtG(float64(v), 17)...)
+			buf = appendG(buf, float64(v), 17)
 		default:
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
 		argv[i] = buf[start:len(buf):len(buf)]
 	}
+	e.argBuf, e.argHeads = buf, e.argHeads[:len(e.argHeads)+n]
 	return argv, ""
 }
 
@@ -645,7 +703,7 @@ func (e *luaEnv) call(L *lua.LState, raiseErr bool) int {
 	if e.c == nil {
 		raise(L, "redis.call/pcall can only be called inside a script invocation")
 	}
-	argv, msg := luaArgv(L)
+	argv, msg := e.argv(L)
 	if msg == "" {
 		msg = e.exec(argv)
 	}
@@ -722,30 +780,37 @@ func (e *luaEnv) exec(argv [][]byte) string {
 	return ""
 }
 
+// luaOK is the status of most write commands, boxed once.
+var luaOK lua.LValue = lua.LString("OK")
+
 // parseReply converts the reply at b[i:] to Lua, as Redis converts a
 // command's reply for redis.call; it returns the value and where the next
 // reply begins.
 func parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int) {
 	end := i + indexCRLF(b[i:])
-	line := string(b[i+1 : end])
+	line := b[i+1 : end]
 	next := end + 2
 	switch b[i] {
 	case '+':
+		ok := luaOK
+		if string(line) != "OK" {
+			ok = lua.LString(line)
+		}
 		t := L.CreateTable(0, 1)
-		t.RawSetString("ok", lua.LString(line))
+		t.RawSetString("ok", ok)
 		return t, next
 	case '-':
-		return errorTable(L, "-"+line), next
+		return errorTable(L, "-"+string(line)), next
 	case ':':
-		n, _ := strconv.ParseInt(line, 10, 64)
+		n, _ := num.ParseInt(line)
 		return lua.LNumber(n), next
 	case '$', '=':
-		n, _ := strconv.Atoi(line)
+		n, _ := num.ParseInt(line)
 		if n < 0 {
 			return lua.LFalse, next
 		}
-		s := string(b[next : next+n])
-		next += n + 2
+		s := b[next : next+int(n)]
+		next += int(n) + 2
 		if b[i] == '$' {
 			return lua.LString(s), next
 		}
@@ -756,20 +821,20 @@ func parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int) {
 		t.RawSetString("verbatim_string", vt)
 		return t, next
 	case '*', '~', '>':
-		n, _ := strconv.Atoi(line)
+		n, _ := num.ParseInt(line)
 		if n < 0 {
 			return lua.LFalse, next
 		}
 		if b[i] != '~' {
-			arr := L.CreateTable(n, 0)
-			for j := 1; j <= n; j++ {
+			arr := L.CreateTable(int(n), 0)
+			for j := 1; j <= int(n); j++ {
 				var v lua.LValue
 				v, next = parseReply(L, b, next)
 				arr.RawSetInt(j, v)
 			}
 			return arr, next
 		}
-		set := L.CreateTable(0, n)
+		set := L.CreateTable(0, int(n))
 		for range n {
 			var v lua.LValue
 			v, next = parseReply(L, b, next)
@@ -779,8 +844,8 @@ func parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int) {
 		t.RawSetString("set", set)
 		return t, next
 	case '%':
-		n, _ := strconv.Atoi(line)
-		m := L.CreateTable(0, n)
+		n, _ := num.ParseInt(line)
+		m := L.CreateTable(0, int(n))
 		for range n {
 			var k, v lua.LValue
 			k, next = parseReply(L, b, next)
@@ -793,9 +858,9 @@ func parseReply(L *lua.LState, b []byte, i int) (lua.LValue, int) {
 	case '_':
 		return lua.LNil, next
 	case '#':
-		return lua.LBool(line == "t"), next
+		return lua.LBool(string(line) == "t"), next
 	case ',':
-		f, _ := strconv.ParseFloat(line, 64)
+		f, _ := strconv.ParseFloat(string(line), 64)
 		t := L.CreateTable(0, 1)
 		t.RawSetString("double", lua.LNumber(f))
 		return t, next
@@ -924,7 +989,7 @@ func redisSetRepl(L *lua.LState) int {
 }
 
 func (e *luaEnv) aclCheckCmd(L *lua.LState) int {
-	argv, msg := luaArgv(L)
+	argv, msg := e.argv(L)
 	if msg != "" {
 		raise(L, msg)
 	}
