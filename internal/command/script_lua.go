@@ -755,29 +755,43 @@ func (e *luaEnv) exec(argv [][]byte) string {
 		applySelect(e.c.Tx, argv[1], e.w)
 		return ""
 	}
-	c := e.c
-	if r := e.kr; r != nil {
-		// SCRIPT KILL waits for the command, and may not stop the script
-		// once it called a write command (as Redis) or changed anything
-		// (a read deleting an expired key).
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.killed {
-			return "-" + errKilled
-		}
-		if flags&Write != 0 {
+	if e.kr != nil {
+		return e.execKillable(cmd, argv, flags)
+	}
+	e.runSub(cmd, argv)
+	return ""
+}
+
+// execKillable is exec's end for a run that may be stopped. SCRIPT KILL
+// waits for the command, and may not stop the script once it called a
+// write command (as Redis) or changed anything (a read deleting an expired
+// key). (Apart from exec, so that the defers are open-coded: exec returns
+// in too many places.)
+func (e *luaEnv) execKillable(cmd *Command, argv [][]byte, flags Flags) string {
+	r, tx := e.kr, e.c.Tx
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.killed {
+		return "-" + errKilled
+	}
+	if flags&Write != 0 {
+		r.dirty = true
+	}
+	defer func(before int) {
+		if tx.Writes() != before {
 			r.dirty = true
 		}
-		defer func(before int) {
-			if c.Tx.Writes() != before {
-				r.dirty = true
-			}
-		}(c.Tx.Writes())
-	}
+	}(tx.Writes())
+	e.runSub(cmd, argv)
+	return ""
+}
+
+// runSub runs the command of redis.call into e.w.
+func (e *luaEnv) runSub(cmd *Command, argv [][]byte) {
+	c := e.c
 	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec}
 	runCmd(cmd, &e.sub)
 	e.calls++
-	return ""
 }
 
 // luaOK is the status of most write commands, boxed once.
