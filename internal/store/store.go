@@ -95,6 +95,16 @@ func Open(dir string, o Options) (*Store, error) {
 		// 1.2x, SET on a million keys 0.85x the CPU per request of the
 		// 64 MB default.
 		LBaseMaxBytes: 8 << 20,
+		// Flushes of overwritten keys (counters, hashes, a queue's pending
+		// entries) hold mostly the same keys: a compaction of eight of
+		// them into Lbase writes each key once where two of four wrote it
+		// twice. With the bloom filters, point reads check the extra L0
+		// tables cheaply. SET -P 16 0.94x, EVALSHA 0.94x and
+		// XREADGROUP+XACK 0.88x the CPU per request of the default 4;
+		// GET, ZRANGEBYSCORE and HGETALL unchanged. Writes stall at twice
+		// the threshold, not Pebble's 12.
+		L0CompactionThreshold: 8,
+		L0StopWritesThreshold: 16,
 	}
 	// Pebble compacts a table whose blocks are mostly tombstones early, to
 	// keep scans over them fast. Here such tables are routine: a queue's
