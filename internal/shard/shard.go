@@ -959,12 +959,19 @@ func (s *Shard) storeFailed(err error) {
 // maybeCompact drops old entries from the log once the store has them on
 // disk, keeping the last LogRetain entries and at most LogRetainBytes of
 // them: a follower further behind catches up from a snapshot (see
-// snapStorage). Each step syncs the store's WAL, so it waits for 1024
-// entries or an eighth of the byte budget to drop.
+// snapStorage). A lone voter keeps none, having no follower: its log's
+// Pebble then drops the entries before they reach a table, where it spent
+// 2-3% of the CPU of EVALSHA -P 16 flushing and compacting them. Each step
+// syncs the store's WAL, so it waits for 1024 entries or an eighth of the
+// byte budget to drop.
 func (s *Shard) maybeCompact() {
 	applied := s.applied.Load()
 	var to uint64
-	if retain := s.cfg.LogRetain; retain > 0 && applied >= s.compacted+retain+1024 {
+	retain := s.cfg.LogRetain
+	if retain > 0 && s.Lone() {
+		retain = 1
+	}
+	if retain > 0 && applied >= s.compacted+retain+1024 {
 		to = applied - retain
 	}
 	if keep := s.cfg.LogRetainBytes; keep > 0 && s.node.log.RetainFrom(applied, keep+keep/8) > s.compacted {
