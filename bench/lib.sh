@@ -6,6 +6,16 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/basalt-bench.XXXXXX")
 PIDS=()
 
+# The script of the evalsha tests (run.sh, ab.sh): five commands on one
+# key and a second.
+EVAL_SCRIPT="local n = redis.call('HINCRBY', KEYS[1], 'n', ARGV[1])
+redis.call('SET', KEYS[1] .. ':last', n)
+local v = redis.call('GET', KEYS[1] .. ':last')
+redis.call('EXPIRE', KEYS[1], 3600)
+redis.call('HGET', KEYS[1], 'n')
+return v"
+EVAL_SHA=$(printf '%s' "$EVAL_SCRIPT" | sha1sum | cut -d' ' -f1)
+
 bench_cleanup() {
 	local pid
 	for pid in "${PIDS[@]}"; do

@@ -86,15 +86,6 @@ read_cmd() {
 	esac
 }
 
-# The script of the evalsha test: five commands on one key and a second.
-EVAL_SCRIPT="local n = redis.call('HINCRBY', KEYS[1], 'n', ARGV[1])
-redis.call('SET', KEYS[1] .. ':last', n)
-local v = redis.call('GET', KEYS[1] .. ':last')
-redis.call('EXPIRE', KEYS[1], 3600)
-redis.call('HGET', KEYS[1], 'n')
-return v"
-EVAL_SHA=$(printf '%s' "$EVAL_SCRIPT" | sha1sum | cut -d' ' -f1)
-
 # The library of the fcall test: the same five commands as a function.
 FCALL_LIBRARY="#!lua name=benchlib
 redis.register_function('bench_five', function(keys, args)
