@@ -82,6 +82,8 @@ type Tx struct {
 	// writes anything: a command that looks a key up and then writes it
 	// (SET, INCR, PutQuiet's own lookup) finds it once, not twice.
 	last lastMeta
+	// wrote is the entry the Tx wrote last (see lastWrite).
+	wrote lastWrite
 
 	// Keyspace notifications (notify.go): the classes wanted when the Tx
 	// started, and the events raised so far.
@@ -311,6 +313,7 @@ func (t *Tx) del(k []byte) {
 }
 
 func (t *Tx) setBoth(k, v []byte) {
+	t.wrote.note(k, v, true)
 	t.aheadWrite(k, v, true)
 	t.logMember(memberSet, k, v)
 	if err := t.b.Set(k, v, nil); err != nil {
@@ -322,6 +325,7 @@ func (t *Tx) setBoth(k, v []byte) {
 }
 
 func (t *Tx) delBoth(k []byte) {
+	t.wrote.note(k, nil, false)
 	t.aheadWrite(k, nil, false)
 	t.logMember(memberDel, k, nil)
 	if err := t.b.Delete(k, nil); err != nil {
@@ -334,6 +338,7 @@ func (t *Tx) delBoth(k []byte) {
 
 func (t *Tx) delRange(lo, hi []byte) {
 	clear(t.local) // it may have removed a key's members wholesale
+	t.wrote.valid = false
 	t.forgetHeld(lo, hi)
 	t.dropAhead(lo, hi)
 	t.logMember(memberRange, lo, nil)
@@ -497,6 +502,12 @@ func (t *Tx) view(k []byte, fn func(v []byte)) bool {
 	if held, found := t.heldView(k, fn); held {
 		return found
 	}
+	if w := &t.wrote; w.valid && bytes.Equal(w.k, k) {
+		if w.found {
+			fn(w.v)
+		}
+		return w.found
+	}
 	v, closer, err := t.r.Get(k)
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
@@ -522,13 +533,14 @@ func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 	}
 	m, ok, ref := t.readMeta(mk)
 	if t.b != nil {
+		body := t.last.m.Body[:0] // never handed out: reused
 		t.last = lastMeta{mk: append(t.last.mk[:0], mk...), m: m, found: ok, valid: true, ref: ref}
 		// A big body (a bitmap that BITFIELD edits) is not copied: the
 		// write that follows the lookup needs only the header.
 		t.last.bodyless = len(m.Body) > lastBodyMax
 		t.last.m.Body = nil
 		if !t.last.bodyless {
-			t.last.m.Body = append([]byte(nil), m.Body...)
+			t.last.m.Body = append(body, m.Body...)
 		}
 	}
 	return m, ok
@@ -536,6 +548,25 @@ func (t *Tx) rawMeta(key []byte) (Meta, bool) {
 
 // lastBodyMax is the largest body Tx.last keeps.
 const lastBodyMax = 256
+
+// lastWrite is the last entry a write Tx wrote to its batches (found
+// false: deleted), for a read of it that follows within the group: HGET
+// after HINCRBY in one script, ZSCORE after ZADD, a member a command
+// writes and reads back. Such a read would otherwise be a Get through the
+// view, which searches the batch, the memtables and the levels; the
+// member memos do not serve a key the group wrote. Every later write of
+// the Tx goes through setBoth or delBoth (which replace it), delRange
+// (which drops it) or a held member (which view finds first).
+type lastWrite struct {
+	k, v         []byte
+	found, valid bool
+}
+
+func (w *lastWrite) note(k, v []byte, found bool) {
+	if w.valid = len(v) <= lastBodyMax; w.valid {
+		w.k, w.v, w.found = append(w.k[:0], k...), append(w.v[:0], v...), found
+	}
+}
 
 // headerMeta is rawMeta for a caller that does not look at the body.
 func (t *Tx) headerMeta(key []byte) (Meta, bool) {
