@@ -81,10 +81,14 @@ func groupSub(name []byte) []byte { return append([]byte{'g'}, name...) }
 
 // groupTagged is tag | len(group) | group: the prefix of a group's
 // consumers ('c'), pending entries ('p') or consumers' pending entries ('q').
+// It has room for what callers append (an entry ID, a consumer's name, or
+// both), so that a sub key is one allocation.
 func groupTagged(tag byte, name []byte) []byte {
-	b := binary.BigEndian.AppendUint32([]byte{tag}, uint32(len(name)))
+	b := binary.BigEndian.AppendUint32(append(make([]byte, 0, 5+len(name)+groupTaggedRoom), tag), uint32(len(name)))
 	return append(b, name...)
 }
+
+const groupTaggedRoom = 48
 
 func (g *group) encode() []byte {
 	b := g.last.append(make([]byte, 0, groupRecordLen))

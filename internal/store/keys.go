@@ -115,10 +115,11 @@ func (t *Tx) memberPrefix(buf, key []byte) []byte {
 }
 
 // memberKey is the Pebble key of a collection member in the Tx's
-// database, in one allocation.
+// database, in a buffer of the Tx that the next call reuses: every use
+// (a lookup, the batches, the memos, a held member) copies what it keeps.
 func (t *Tx) memberKey(key, sub []byte) []byte {
-	buf := t.memberPrefix(make([]byte, 0, metaKeyPrefix+4+len(key)+len(sub)), key)
-	return append(buf, sub...)
+	t.memberKeyBuf = append(t.memberPrefix(t.memberKeyBuf[:0], key), sub...)
+	return t.memberKeyBuf
 }
 
 // PrefixEnd returns the smallest key greater than every key with prefix p.

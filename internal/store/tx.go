@@ -50,14 +50,15 @@ type Tx struct {
 	// Touched receives every user key the Tx modifies (its logical db and
 	// key), for WATCH and blocked clients. TouchedDBs is called before
 	// FLUSHDB (a == b) or SWAPDB changes whole databases. Either may be nil.
-	Touched    func(db int, key []byte)
-	TouchedDBs func(a, b int)
-	scratch    []byte
-	scratchBuf [48]byte // scratch's first buffer: a read's lookup allocates no key
-	chunkKey   []byte   // the metadata key viewChunk looks up
-	posKey     []byte   // keyPos's last key and its Pos
-	pos        uint64
-	posValid   bool
+	Touched      func(db int, key []byte)
+	TouchedDBs   func(a, b int)
+	scratch      []byte
+	scratchBuf   [48]byte // scratch's first buffer: a read's lookup allocates no key
+	chunkKey     []byte   // the metadata key viewChunk looks up
+	memberKeyBuf []byte   // memberKey's
+	posKey       []byte   // keyPos's last key and its Pos
+	pos          uint64
+	posValid     bool
 
 	// written holds the metadata entries this batch wrote, by Pebble key;
 	// they go to the batches when the Tx is sealed (see pendingMeta) and
@@ -211,7 +212,7 @@ func (t *Tx) Close() {
 	if t.reading {
 		t.reading = false
 		t.st.installing.RUnlock()
-		*t = Tx{chunkKey: t.chunkKey, posKey: t.posKey, memoKey: t.memoKey} // their buffers, for the next read
+		*t = Tx{chunkKey: t.chunkKey, posKey: t.posKey, memoKey: t.memoKey, memberKeyBuf: t.memberKeyBuf} // their buffers, for the next read
 		readTxs.Put(t)
 	}
 }
