@@ -55,6 +55,9 @@ func (t *Tx) dropAhead(lo, hi []byte) {
 	}
 }
 
+// aheadBytes bounds what a read-ahead copies: members may be big.
+const aheadBytes = 64 << 10
+
 // MembersAhead is Members for a read that is likely to be followed by one
 // starting where it stopped: a write Tx reads up to ahead more members
 // past where fn stopped, and serves the next such read in their span from
@@ -108,9 +111,11 @@ func (t *Tx) MembersAhead(key, from, to []byte, reverse bool, ahead int, fn func
 	if !ok {
 		return // all read: no next read to serve
 	}
-	// The member fn stopped at and up to ahead more, copied, in order.
+	// The member fn stopped at and up to ahead more (and aheadBytes),
+	// copied, in order.
 	a := &readAhead{}
-	for n := 0; ok && n <= ahead; ok, n = next(), n+1 {
+	for n, size := 0, 0; ok && n <= ahead && size <= aheadBytes; ok, n = next(), n+1 {
+		size += len(it.Key()) + len(it.Value())
 		a.keys = append(a.keys, append([]byte(nil), it.Key()...))
 		a.vals = append(a.vals, append([]byte(nil), it.Value()...))
 	}
