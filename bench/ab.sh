@@ -12,7 +12,7 @@
 #
 # Environment: A, B (binaries; B defaults to A), FA, FB (extra flags), EA,
 # EB (extra environment, NAME=VALUE ...), T (a redis-benchmark -t test, or
-# evalsha: bench/run.sh's five-command script), CMD (a command to send
+# evalsha or fcall: bench/run.sh's five-command script), CMD (a command to send
 # instead, as redis-benchmark takes it), P=16, N=100000 requests a run,
 # R=5 rounds, CLIENTS=50, KEYSPACE=100000. Both servers run appendfsync
 # always in temporary directories.
@@ -54,11 +54,12 @@ start a "$A" "${FA:-}" "${EA:-}"
 start b "$B" "${FB:-}" "${EB:-}"
 if [ -n "${CMD:-}" ]; then
 	read -ra what <<<"$CMD"
-elif [ "$T" = evalsha ]; then
+elif [ "$T" = evalsha ] || [ "$T" = fcall ]; then
 	for port in "${ports[@]}"; do
-		redis-cli -p "$port" script load "$EVAL_SCRIPT" >/dev/null
+		load_script "$port"
 	done
 	what=(EVALSHA "$EVAL_SHA" 1 "bench:e:__rand_int__" 1)
+	[ "$T" = fcall ] && what=(FCALL bench_five 1 "bench:f:__rand_int__" 1)
 else
 	what=(-t "$T")
 fi

@@ -16,6 +16,22 @@ redis.call('HGET', KEYS[1], 'n')
 return v"
 EVAL_SHA=$(printf '%s' "$EVAL_SCRIPT" | sha1sum | cut -d' ' -f1)
 
+# The library of the fcall tests: the same five commands as a function.
+FCALL_LIBRARY="#!lua name=benchlib
+redis.register_function('bench_five', function(keys, args)
+$(printf '%s' "$EVAL_SCRIPT" | sed 's/KEYS\[/keys[/g; s/ARGV\[/args[/g')
+end)"
+
+# load_script PORT: SCRIPT LOAD the evalsha tests' script, FUNCTION LOAD
+# the fcall tests' library.
+load_script() {
+	if [ "$(redis-cli -p "$1" script load "$EVAL_SCRIPT")" != "$EVAL_SHA" ] ||
+		[ "$(redis-cli -p "$1" function load replace "$FCALL_LIBRARY")" != benchlib ]; then
+		echo "SCRIPT LOAD or FUNCTION LOAD on port $1 failed" >&2
+		exit 1
+	fi
+}
+
 bench_cleanup() {
 	local pid
 	for pid in "${PIDS[@]}"; do

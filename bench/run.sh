@@ -86,21 +86,6 @@ read_cmd() {
 	esac
 }
 
-# The library of the fcall test: the same five commands as a function.
-FCALL_LIBRARY="#!lua name=benchlib
-redis.register_function('bench_five', function(keys, args)
-$(printf '%s' "$EVAL_SCRIPT" | sed 's/KEYS\[/keys[/g; s/ARGV\[/args[/g')
-end)"
-
-# load_script PORT: SCRIPT LOAD the evalsha test's script, FUNCTION LOAD
-# the fcall test's library.
-load_script() {
-	if [ "$(redis-cli -p "$1" script load "$EVAL_SCRIPT")" != "$EVAL_SHA" ] ||
-		[ "$(redis-cli -p "$1" function load replace "$FCALL_LIBRARY")" != benchlib ]; then
-		echo "SCRIPT LOAD or FUNCTION LOAD on port $1 failed" >&2
-		exit 1
-	fi
-}
 
 # prefill PORT: the keys of the read tests: bench:z with members m0..m9999
 # scored 0..9999, bench:h with fields field0..field99, bench:hll with

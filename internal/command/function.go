@@ -195,12 +195,18 @@ func unhex(c byte) byte {
 }
 
 // storedLibrary returns library name's compiled form from the store, or
-// nil. Stored code compiled once already, so it compiles again.
+// nil.
 func storedLibrary(tx *store.Tx, name []byte) *library {
 	code, ok := tx.FunctionLibrary(name)
 	if !ok {
 		return nil
 	}
+	return compiledLibrary(name, code)
+}
+
+// compiledLibrary returns the compiled form of stored library code:
+// stored code compiled once already, so it compiles again.
+func compiledLibrary(name, code []byte) *library {
 	lib, msg := compileLibrary(string(name), code, false)
 	if msg != "" {
 		panic("command: stored library " + string(name) + " does not load: " + msg)
@@ -221,12 +227,12 @@ func funcNames(lib *library) [][]byte {
 // cmdFcall runs FCALL (in the apply loop) and FCALL_RO (on a read view, or
 // in the apply loop inside MULTI).
 func cmdFcall(c *Ctx, readOnly bool) {
-	owner, ok := c.Tx.FunctionOwner([]byte(strings.ToLower(string(c.Args[1]))))
+	owner, code, ok := c.Tx.Function([]byte(strings.ToLower(string(c.Args[1]))))
 	if !ok {
 		c.W.Error("ERR Function not found")
 		return
 	}
-	lib := storedLibrary(c.Tx, owner)
+	lib := compiledLibrary(owner, code)
 	n, ok := num.ParseInt(c.Args[2])
 	switch {
 	case !ok:

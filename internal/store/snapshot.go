@@ -211,6 +211,7 @@ func (s *Store) InstallSnapshot(dir string, applied uint64) error {
 		return err
 	}
 	s.due.reset()
+	s.funcs.reset()
 	if err := s.load(); err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ type Store struct {
 	cache     *metaCache
 	compactor *compactor      // compactions reads ask for (compact.go)
 	due       dueHints        // where Due starts (Due)
+	funcs     functionCache   // the function space FCALL reads (function.go)
 	opts      *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
 
 	// installing orders reads against InstallSnapshot, which replaces the

@@ -79,6 +79,8 @@ type Tx struct {
 
 	writes int // changes made so far (see Writes)
 
+	functionsWritten bool // the function space changed (see functionCache)
+
 	// last is the metadata rawMeta found last in a write Tx, until the Tx
 	// writes anything: a command that looks a key up and then writes it
 	// (SET, INCR, PutQuiet's own lookup) finds it once, not twice.
@@ -456,6 +458,9 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	}
 	if t.flushed {
 		t.st.cache.clear(t.st.empty())
+	}
+	if t.functionsWritten {
+		t.st.funcs.reset()
 	}
 	for mk, e := range t.written {
 		t.st.cache.set([]byte(mk), e.value, e.found, e.ref)
