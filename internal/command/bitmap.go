@@ -184,17 +184,33 @@ func cmdGetBit(c *Ctx) {
 }
 
 // rangeArgs parses the range arguments of BITCOUNT and BITPOS, args being
-// start [end [BYTE|BIT]], in Redis's order (start, then the unit, then
-// end), and converts them to an inclusive range of bits over a string of
-// strlen bytes: negative indexes count from the end, the range is clamped
-// to the string, and first > last means empty. Without end (BITPOS only)
-// the range runs to the end of the string. BITCOUNT (reversedEmpty) treats
-// two negative indexes in the wrong order as empty before clamping.
-func rangeArgs(c *Ctx, args [][]byte, strlen int64, reversedEmpty bool) (first, last int64, ok bool) {
+// start [end [BYTE|BIT]], in Redis's order, and converts them to an
+// inclusive range of bits over a string of strlen bytes: negative indexes
+// count from the end, the range is clamped to the string, and first > last
+// means empty. Without end (BITPOS only) the range runs to the end of the
+// string. BITPOS reads start, then the unit, then end; BITCOUNT
+// (bitcount) reads start and end, answers two negative indexes in the
+// wrong order as empty, and only then reads the unit.
+func rangeArgs(c *Ctx, args [][]byte, strlen int64, bitcount bool) (first, last int64, ok bool) {
 	start, ok := num.ParseInt(args[0])
 	if !ok {
 		c.W.Error(ErrNotInt)
 		return 0, 0, false
+	}
+	var end int64
+	parseEnd := func() bool {
+		if end, ok = num.ParseInt(args[1]); !ok {
+			c.W.Error(ErrNotInt)
+		}
+		return ok
+	}
+	if bitcount {
+		if !parseEnd() {
+			return 0, 0, false
+		}
+		if start < 0 && end < 0 && start > end {
+			return 1, 0, true // empty
+		}
 	}
 	isBit := false
 	if len(args) == 3 {
@@ -211,15 +227,10 @@ func rangeArgs(c *Ctx, args [][]byte, strlen int64, reversedEmpty bool) (first, 
 	if isBit {
 		total <<= 3
 	}
-	end := total - 1
-	if len(args) >= 2 {
-		if end, ok = num.ParseInt(args[1]); !ok {
-			c.W.Error(ErrNotInt)
-			return 0, 0, false
-		}
-	}
-	if reversedEmpty && start < 0 && end < 0 && start > end {
-		return 1, 0, true // empty
+	if len(args) < 2 {
+		end = total - 1
+	} else if !bitcount && !parseEnd() {
+		return 0, 0, false
 	}
 	if start < 0 {
 		start += total

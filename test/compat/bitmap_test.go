@@ -132,6 +132,14 @@ func TestBitmaps(t *testing.T) {
 			BITCOUNT s 1 b
 			BITCOUNT s a 1 BIT
 			BITCOUNT s 1 2 x
+			# end is read before the unit, and two negative indexes in the
+			# wrong order answer 0 before it is looked at
+			BITCOUNT s 1 b x
+			BITCOUNT s -1 -5 x
+			BITCOUNT s -1 -9223372036854775808 x
+			BITCOUNT s -5 -1 x
+			BITPOS s 1 1 b x
+			BITPOS s 1 -1 -5 x
 			BITCOUNT s 9223372036854775807 9223372036854775807
 			BITCOUNT s -9223372036854775808 9223372036854775807 BIT
 			SET e ""
