@@ -527,10 +527,11 @@ func cmdIncrByFloat(c *Ctx) {
 	c.W.Bulk(v)
 }
 
-// lcsMaxCells bounds the LCS table. Redis allocates 4 bytes a cell and
-// answers "Insufficient memory" when that fails; we keep one bit a cell and
-// refuse tables beyond this size (512 MiB of bits) the same way.
-const lcsMaxCells = 1 << 32
+// lcsMaxCells bounds the LCS table as Redis does: it allocates 4 bytes a
+// cell and refuses a table larger than proto-max-bulk-len (here at its
+// default, as for APPEND), so two strings of some 11.6 KB are already too
+// big. We keep one bit a cell, but answer the same.
+const lcsMaxCells = maxStringLen / 4
 
 // cmdLCS is Redis 7.0's LCS: the longest common subsequence of two string
 // keys (missing keys are empty), its length (LEN) or the matching ranges
@@ -575,7 +576,7 @@ func cmdLCS(c *Ctx) {
 	}
 	alen, blen := len(a), len(b)
 	if int64(alen+1)*int64(blen+1) > lcsMaxCells {
-		c.W.Error("ERR Insufficient memory")
+		c.W.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
 		return
 	}
 
