@@ -48,7 +48,9 @@ var (
 	texts5 = []string{"", "a", "ab", "abc", "abcabc", "bca", "ohmytext", "mynewtext", "aaaa", "cabbac", "\x00\xff\x80"}
 	// range bounds: small, negative, either side of the 4 KB chunk size.
 	rangeIdx5 = []string{"0", "1", "2", "-1", "-2", "-5", "3", "5", "100", "4094", "4095", "4096", "4100", "-4097", "9223372036854775807", "-9223372036854775808", "x"}
-	floats5   = []string{"1", "-1", "0", "2.5", "-0.5", "1.1", "0.1", "-0.1", "3.0e3", "5.0e-2", "1e308", "inf", "1e17", "x", "10.50", "1.23456789012345678"}
+	floats5   = []string{"1", "-1", "0", "2.5", "-0.5", "1.1", "0.1", "-0.1", "3.0e3", "5.0e-2", "1e308", "inf", "1e17", "x", "10.50", "1.23456789012345678", "3e-5", "-0", "0x10", "1e+2", " 1", "1e-320", "12345678901234567890", "1.7976931348623157e308", "-3.14159"}
+	// numbers as values, for INCRBYFLOAT and INCRBY to start from
+	numbers5 = []string{"0.1", "1e-5", "-1.5e-3", "3.14159", "1e20", "12345678901234567890", "1.7976931348623157e308", "5.0e3", "007", "-0", "0x10", "1 ", "9223372036854775806", "-9223372036854775807"}
 	bitOff5   = []string{"32767", "32768", "32775", "32760", "-1", "x", "4294967296"}
 	bfTypes5  = []string{"i1", "i5", "i8", "i16", "i31", "i32", "i63", "i64", "u1", "u5", "u8", "u16", "u31", "u32", "u63", "u64", "i0", "x8"}
 	bfVals5   = []string{"0", "1", "-1", "3", "100", "127", "128", "-128", "255", "256", "-1000", "9223372036854775807", "-9223372036854775808", "x"}
@@ -185,6 +187,7 @@ var families5 = [][]func(g g) cmd{strings5, bitmaps5, hlls5, streams5, generic5}
 var strings5 = []func(g g) cmd{
 	func(g g) cmd { return c(exact, "SET", g.key5('k'), g.text()) },
 	func(g g) cmd { return c(exact, "SET", g.key5('k'), g.of("v", values)) },
+	func(g g) cmd { return c(exact, "SET", g.key5('k'), g.of("v", numbers5)) },
 	func(g g) cmd { return c(exact, "GET", g.of("key", allKeys5)) },
 	func(g g) cmd { return c(exact, "STRLEN", g.of("key", allKeys5)) },
 	func(g g) cmd { return c(exact, "APPEND", g.key5('k'), g.text()) },
@@ -194,7 +197,7 @@ var strings5 = []func(g g) cmd{
 	func(g g) cmd {
 		off := strconv.Itoa(g.n(0, 20))
 		if g.n(0, 9) == 0 {
-			off = g.of("off", []string{"4090", "4094", "4095", "4096", "-1", "x"})
+			off = g.of("off", []string{"4090", "4094", "4095", "4096", "-1", "x", "536870912"})
 		}
 		return c(exact, "SETRANGE", g.key5('k'), off, g.text())
 	},
@@ -326,7 +329,28 @@ var hlls5 = []func(g g) cmd{
 		}
 		return c(exact, args...)
 	},
+	func(g g) cmd {
+		// Elements of a wider range: registers of all sizes.
+		args := []string{"PFADD", g.key5('p')}
+		for range g.n(1, 10) {
+			args = append(args, "r"+strconv.Itoa(g.n(0, 1_000_000)))
+		}
+		return c(exact, args...)
+	},
 	func(g g) cmd { return c(exact, cat([]string{"PFCOUNT"}, g.keys5('p', 1, 3))...) },
+	func(g g) cmd {
+		// A damaged HLL: its header (magic, encoding, cached count) or
+		// its registers overwritten, or its length changed. No byte
+		// 01xxxxxx alone: at the end of a sparse HLL it is half an XZERO
+		// opcode, which README says basalt reads as Redis does only until
+		// a PFADD rewrites it (Redis then reads a stale byte past the end).
+		key := g.key5('p')
+		if g.n(0, 4) == 0 {
+			return c(exact, "APPEND", key, g.of("tail", []string{"\x81", "\x00"}))
+		}
+		off := g.of("off", []string{"0", "3", "4", "8", "15", "16", "17", "18", "20", "100", "12303"})
+		return c(exact, "SETRANGE", key, off, g.of("byte", []string{"\x00", "\x01", "\x3f", "\x80", "\xff", "\x40\x00"}))
+	},
 	func(g g) cmd { return c(exact, cat([]string{"PFMERGE", g.key5('p')}, g.keys5('p', 0, 3))...) },
 	func(g g) cmd { return c(exact, "GET", g.key5('p')) },
 }
