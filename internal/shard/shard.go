@@ -562,9 +562,6 @@ func (s *Shard) loop() {
 		}
 		select {
 		case ev := <-s.events:
-			if leading && s.proposeBefore(ev) {
-				s.propose(s.queued(nil))
-			}
 			s.handle(ev)
 			continue
 		case p := <-props:
@@ -620,29 +617,6 @@ func (s *Shard) queued(group []*Proposal) []*Proposal {
 		}
 	}
 	return group
-}
-
-// proposeBefore reports whether the writes waiting should be proposed
-// before ev is handled: ev commits the one group in flight and nothing
-// else, so the log is idle until the next group reaches it. Committing a
-// group (the batch, the cache, the replies) takes a while; proposing the
-// next one first lets the log sync it meanwhile instead of after.
-func (s *Shard) proposeBefore(ev event) bool {
-	if len(s.pending) != 1 || len(s.props) == 0 || ev.ents == nil || ev.snap != nil || ev.snapshot || ev.lost || ev.dropped != 0 {
-		return false
-	}
-	ours := false
-	for i := range ev.ents {
-		e := &ev.ents[i]
-		switch {
-		case e.Type == raftpb.EntryNormal && len(e.Data) == 0:
-		case e.Type == raftpb.EntryNormal && entryID(e.Data) == s.pending[0].id:
-			ours = true
-		default:
-			return false
-		}
-	}
-	return ours && s.pending[0].tx.ViewSize() < maxView
 }
 
 // roomInFlight reports whether another group may be proposed now.
