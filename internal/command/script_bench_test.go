@@ -22,21 +22,7 @@ local v = redis.call('GET', KEYS[1] .. ':last')
 redis.call('EXPIRE', KEYS[1], 3600)
 redis.call('HGET', KEYS[1], 'n')
 return v`)
-	w := resp.NewWriter(2)
-	tx := st.WriteTx()
-	defer tx.Close()
-	tx.Now = 1
-	rec := &shard.Record{Kind: shard.KindCommand}
-	argv := [][]byte{[]byte("eval"), body, []byte("1"), []byte("key"), []byte("1")}
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		w.Reset()
-		rec.Cmds = [][][]byte{argv}
-		Apply(tx, rec, nil, w)
-	}
-	if w.Buf[0] != '$' {
-		b.Fatalf("reply %q", w.Buf)
-	}
+	benchApplyCall(b, st, "eval", body)
 }
 
 // BenchmarkFcall is BenchmarkEval's script as a function of a library.
@@ -63,10 +49,18 @@ end)`)
 	if err := load.Commit(false); err != nil || w.Buf[0] == '-' {
 		b.Fatalf("load: %q %v", w.Buf, err)
 	}
+	benchApplyCall(b, st, "fcall", []byte("bench_five"))
+}
+
+// benchApplyCall applies name arg 1 key 1 (a script call) b.N times in one
+// write batch, as the apply loop runs it.
+func benchApplyCall(b *testing.B, st *store.Store, name string, arg []byte) {
+	w := resp.NewWriter(2)
 	tx := st.WriteTx()
 	defer tx.Close()
 	tx.Now = 1
-	argv := [][]byte{[]byte("fcall"), []byte("bench_five"), []byte("1"), []byte("key"), []byte("1")}
+	rec := &shard.Record{Kind: shard.KindCommand}
+	argv := [][]byte{[]byte(name), arg, []byte("1"), []byte("key"), []byte("1")}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		w.Reset()

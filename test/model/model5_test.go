@@ -50,7 +50,7 @@ var (
 	rangeIdx5 = []string{"0", "1", "2", "-1", "-2", "-5", "3", "5", "100", "4094", "4095", "4096", "4100", "-4097", "9223372036854775807", "-9223372036854775808", "x"}
 	floats5   = []string{"1", "-1", "0", "2.5", "-0.5", "1.1", "0.1", "-0.1", "3.0e3", "5.0e-2", "1e308", "inf", "1e17", "x", "10.50", "1.23456789012345678", "3e-5", "-0", "0x10", "1e+2", " 1", "1e-320", "12345678901234567890", "1.7976931348623157e308", "-3.14159"}
 	// numbers as values, for INCRBYFLOAT and INCRBY to start from
-	numbers5 = []string{"0.1", "1e-5", "-1.5e-3", "3.14159", "1e20", "12345678901234567890", "1.7976931348623157e308", "5.0e3", "007", "-0", "0x10", "1 ", "9223372036854775806", "-9223372036854775807"}
+	numbers5  = []string{"0.1", "1e-5", "-1.5e-3", "3.14159", "1e20", "12345678901234567890", "1.7976931348623157e308", "5.0e3", "007", "-0", "0x10", "1 ", "9223372036854775806", "-9223372036854775807"}
 	bitOff5   = []string{"32767", "32768", "32775", "32760", "-1", "x", "4294967296"}
 	bfTypes5  = []string{"i1", "i5", "i8", "i16", "i31", "i32", "i63", "i64", "u1", "u5", "u8", "u16", "u31", "u32", "u63", "u64", "i0", "x8"}
 	bfVals5   = []string{"0", "1", "-1", "3", "100", "127", "128", "-128", "255", "256", "-1000", "9223372036854775807", "-9223372036854775808", "x"}
@@ -355,18 +355,22 @@ var hlls5 = []func(g g) cmd{
 	func(g g) cmd { return c(exact, "GET", g.key5('p')) },
 }
 
+// xadd5 adds an entry with an explicit ID, now and then NOMKSTREAM or a
+// trim; streams5 lists it twice, so that streams grow.
+func xadd5(g g) cmd {
+	args := []string{"XADD", g.key5('x')}
+	if g.n(0, 4) == 0 {
+		args = append(args, "NOMKSTREAM")
+	}
+	if g.n(0, 3) == 0 {
+		args = append(args, g.trim()...)
+	}
+	return c(exact, cat(args, []string{g.streamID()}, g.fieldValues())...)
+}
+
 var streams5 = []func(g g) cmd{
 	// The commands that read and change groups come first: draws favour them.
-	func(g g) cmd {
-		args := []string{"XADD", g.key5('x')}
-		if g.n(0, 4) == 0 {
-			args = append(args, "NOMKSTREAM")
-		}
-		if g.n(0, 3) == 0 {
-			args = append(args, g.trim()...)
-		}
-		return c(exact, cat(args, []string{g.streamID()}, g.fieldValues())...)
-	},
+	xadd5,
 	func(g g) cmd {
 		args := []string{"XREADGROUP", "GROUP", g.of("group", groups5), g.of("consumer", consumers)}
 		if g.coin() {
@@ -449,16 +453,7 @@ var streams5 = []func(g g) cmd{
 		}
 		return c(exact, args...)
 	},
-	func(g g) cmd {
-		args := []string{"XADD", g.key5('x')}
-		if g.n(0, 4) == 0 {
-			args = append(args, "NOMKSTREAM")
-		}
-		if g.n(0, 3) == 0 {
-			args = append(args, g.trim()...)
-		}
-		return c(exact, cat(args, []string{g.streamID()}, g.fieldValues())...)
-	},
+	xadd5,
 	func(g g) cmd {
 		cmdName := g.of("cmd", []string{"XRANGE", "XREVRANGE"})
 		args := []string{cmdName, g.key5('x'), g.rangeID(), g.rangeID()}
