@@ -270,7 +270,12 @@ func (c *Client) dispatch(argv [][]byte) {
 		c.reply().Simple("QUEUED")
 		return
 	}
-	if !noTouch[cmd.Name] {
+	// A plain read touches the keys it finds as it looks them up
+	// (store.Tx.Touching), which skips the access table mostly; anything
+	// else touches its keys here.
+	touch := !noTouch[cmd.Name]
+	plainRead := cmd.Flags&(command.Conn|command.Script|command.Blocking) == 0 && kind.Flags&command.AllowBusy == 0 && !kind.IsWrite()
+	if touch && !plainRead {
 		for _, k := range kind.Keys(argv) {
 			c.srv.st.Touch(c.db, k, now)
 		}
@@ -307,7 +312,7 @@ func (c *Client) dispatch(argv [][]byte) {
 		}
 		c.propose(shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}})
 	default:
-		c.read(cmd, argv, now)
+		c.read(cmd, argv, now, touch)
 	}
 }
 
@@ -349,32 +354,34 @@ var noTouch = map[string]bool{"object": true, "type": true, "exists": true, "ttl
 
 // read runs a read-only command on applied state, after this client's own
 // pending writes so that it sees them.
-func (c *Client) read(cmd *command.Command, argv [][]byte, now int64) {
+func (c *Client) read(cmd *command.Command, argv [][]byte, now int64, touch bool) {
 	w := c.reply()
 	if !c.confirmRead(cmd, w) {
 		return
 	}
 	// Movable-key commands (SINTERCARD, ZUNION...) have FirstKey 0 but key specs.
 	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey || cmd.FirstKey == 0 && cmd.KeySpecs != nil
-	runRead(c.srv.st, c.db, now, multiKey, w, argv, cmd.Run)
+	runRead(c.srv.st, c.db, now, multiKey, touch, w, argv, cmd.Run)
 }
 
-// runRead runs a read on a new read Tx (on a snapshot if snapshot). A read
+// runRead runs a read on a new read Tx (on a snapshot if snapshot; touching
+// the keys it finds if touching: see store.Tx.Touching). A read
 // without one that finds a commit came between its metadata and its
 // members (store.ErrStaleRead) runs again on a snapshot. Any other panic
 // becomes an error reply, its partial output dropped, as the apply loop
 // does for writes: a bug in one read must not take the server down.
-func runRead(st *store.Store, db int, now int64, snapshot bool, w *resp.Writer, argv [][]byte, run func(*command.Ctx)) {
-	for readOnce(st, db, now, snapshot, w, argv, run) {
+func runRead(st *store.Store, db int, now int64, snapshot, touching bool, w *resp.Writer, argv [][]byte, run func(*command.Ctx)) {
+	for readOnce(st, db, now, snapshot, touching, w, argv, run) {
 		snapshot = true
 	}
 }
 
 // readOnce runs a read on a Tx of its own and reports whether it met a
 // commit between its reads (store.ErrStaleRead), its reply undone.
-func readOnce(st *store.Store, db int, now int64, snapshot bool, w *resp.Writer, argv [][]byte, run func(*command.Ctx)) (stale bool) {
+func readOnce(st *store.Store, db int, now int64, snapshot, touching bool, w *resp.Writer, argv [][]byte, run func(*command.Ctx)) (stale bool) {
 	mark := w.Len()
 	tx := st.ReadTx(db, now, snapshot)
+	tx.Touching = touching
 	defer tx.Close()
 	defer func() {
 		if r := recover(); r != nil {
@@ -449,7 +456,7 @@ func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) bool 
 		return true
 	}
 	answered := true // what a panic leaves: its error reply
-	runRead(c.srv.st, c.db, now, len(cmd.Keys(argv)) > 1, w, argv, func(ctx *command.Ctx) { answered = cmd.ReadFirst(ctx) })
+	runRead(c.srv.st, c.db, now, len(cmd.Keys(argv)) > 1, false, w, argv, func(ctx *command.Ctx) { answered = cmd.ReadFirst(ctx) })
 	return answered
 }
 

@@ -20,7 +20,7 @@ func TestRunRead(t *testing.T) {
 	// after the replies before it.
 	w := resp.NewWriter(2)
 	w.OK()
-	runRead(st, 0, 0, false, w, argv, func(c *command.Ctx) {
+	runRead(st, 0, 0, false, false, w, argv, func(c *command.Ctx) {
 		c.W.ArrayLen(3)
 		c.W.Bulk([]byte("partial"))
 		var entry []byte
@@ -33,7 +33,7 @@ func TestRunRead(t *testing.T) {
 	// A stale read runs again, on a snapshot, and only that run answers.
 	w.Reset()
 	var snapshots []bool
-	runRead(st, 0, 0, false, w, argv, func(c *command.Ctx) {
+	runRead(st, 0, 0, false, false, w, argv, func(c *command.Ctx) {
 		snapshots = append(snapshots, c.Tx.Pin() == false)
 		c.W.Bulk([]byte("run"))
 		if len(snapshots) == 1 {

@@ -65,6 +65,11 @@ type cacheEntry struct {
 	members     []memberMemo
 	memberBytes int64
 	dead        bool // no longer in the map
+	// touched is the second (unix) a read last set the key's access slot
+	// (access.go) through this entry: later reads in that second need not
+	// look at the slot, a cache miss of its own. A commit to the key
+	// clears it (RESTORE ... IDLETIME sets the slot back).
+	touched uint32
 }
 
 // newMetaCache returns a cache that holds about size bytes (0: nothing).
@@ -93,6 +98,20 @@ func (c *metaCache) get(mk []byte) (e cacheEntry, ref *cacheEntry, version uint6
 	version, complete = s.version, s.complete
 	s.mu.Unlock()
 	return e, ref, version, complete
+}
+
+// touched records that a read used e, mk's entry, at second sec, and
+// reports whether the key's access slot may still need setting: not if a
+// read through e set it in that second already.
+func (c *metaCache) touched(e *cacheEntry, mk []byte, sec uint32) (slotStale bool) {
+	s := c.shard(mk)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.touched == sec {
+		return false
+	}
+	e.touched = sec
+	return true
 }
 
 // fill caches what a reader found in Pebble if nothing changed since it
@@ -149,6 +168,7 @@ func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
 		}
 		s.bytes += cost - old.cost(mk)
 		old.value, old.found, old.big, old.memo, old.chunks = append([]byte(nil), value...), found, big, nil, nil
+		old.touched = 0
 		return
 	}
 	if s.bytes+cost > s.limit {

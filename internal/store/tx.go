@@ -94,7 +94,12 @@ type Tx struct {
 	events      []Event
 	overwriting []byte // the key Overwrite emptied, while overwrite is set
 	overwrite   bool
-	keyMiss     bool   // a Lookup that finds no key raises "keymiss" (see KeyMiss)
+	keyMiss     bool // a Lookup that finds no key raises "keymiss" (see KeyMiss)
+	// Touching makes a read Tx's Lookup count as a use of the key it
+	// finds, for OBJECT IDLETIME (see Store.Touch): the server sets it for
+	// the reads it runs instead of touching their keys up front.
+	Touching    bool
+	slotStale   bool   // the last cached lookup found the key's access slot not yet set this second
 	shared      bool   // LookupShared: a read's metadata may alias the cache
 	reading     bool   // a read Tx not closed yet: it holds st.installing
 	commitsSeen uint64 // st.commits before a live read's first metadata lookup
@@ -141,9 +146,9 @@ func (t *Tx) ViewSize() int { return t.chain.view.Len() }
 func (s *Store) ReadTx(db int, now int64, snapshot bool) *Tx {
 	s.installing.RLock()
 	t := readTxs.Get().(*Tx)
-	chunkKey, posKey, memoKey := t.chunkKey, t.posKey, t.memoKey
+	chunkKey, posKey, memoKey, memberKeyBuf := t.chunkKey, t.posKey, t.memoKey, t.memberKeyBuf
 	*t = Tx{st: s, r: s.pdb, dbMap: *s.dbMap.Load(), DB: db, Now: now, notify: NotifyFlags(s.notify.Load()), keyMiss: true, reading: true}
-	t.scratch, t.chunkKey, t.posKey, t.memoKey = t.scratchBuf[:0], chunkKey[:0], posKey[:0], memoKey[:0]
+	t.scratch, t.chunkKey, t.posKey, t.memoKey, t.memberKeyBuf = t.scratchBuf[:0], chunkKey[:0], posKey[:0], memoKey[:0], memberKeyBuf[:0]
 	if snapshot {
 		t.snap = s.pdb.NewSnapshot()
 		t.r = t.snap
@@ -616,6 +621,9 @@ func (t *Tx) readMeta(mk []byte) (m Meta, ok bool, ref *cacheEntry) {
 	} else if t.snap != nil || t.b != nil && t.cacheStale() {
 		v, ok = t.get(mk)
 	} else if e, cached, version, complete := t.st.cache.get(mk); cached != nil {
+		if t.Touching {
+			t.slotStale = t.st.cache.touched(cached, mk, uint32(t.Now/1000))
+		}
 		if t.b != nil {
 			ref = cached
 		}
@@ -648,6 +656,7 @@ func (t *Tx) Lookup(key []byte) (Meta, bool) {
 	// A chunked string is its metadata and its chunks, like a collection:
 	// a live read that finds a commit came between them runs again on a
 	// snapshot (straddled), so a write cannot tear the value.
+	t.slotStale = true
 	m, ok := t.rawMeta(key)
 	if !ok || m.Expired(t.Now) {
 		if ok && t.b != nil {
@@ -657,6 +666,9 @@ func (t *Tx) Lookup(key []byte) (Meta, bool) {
 			t.Notify(NotifyKeyMiss, "keymiss", key)
 		}
 		return Meta{}, false
+	}
+	if t.Touching && t.slotStale {
+		t.st.Touch(t.DB, key, t.Now)
 	}
 	return m, true
 }

@@ -806,14 +806,23 @@ func TestKeys(t *testing.T) {
 		`)
 		// Idle time: seconds since the last use. OBJECT, TYPE, EXISTS
 		// and TTL don't count as a use; GET and SET do.
+		// A read counts in the second after one before it (basalt skips
+		// the access table for a key read again within a second); so
+		// does a PFCOUNT answered from the HLL's cached count.
 		d.Do("SET", "idle", "x")
 		d.Do("SET", "busy", "x")
+		d.Do("GET", "busy")
+		d.Do("PFADD", "hll", "a")
+		d.Do("PFCOUNT", "hll")
+		d.Do("PFCOUNT", "hll")
 		time.Sleep(2100 * time.Millisecond)
 		d.Do("GET", "busy")
+		d.Do("PFCOUNT", "hll")
 		d.Do("TYPE", "idle")
 		d.Do("EXISTS", "idle")
 		d.Do("TTL", "idle")
 		intNear(t, d, 1, "OBJECT", "IDLETIME", "busy") // both clocks tick in whole seconds
+		intNear(t, d, 1, "OBJECT", "IDLETIME", "hll")
 		if w, g := d.DoBoth("OBJECT", "IDLETIME", "idle"); w.Int < 2 || g.Int < 2 || w.Int-g.Int > 1 || g.Int-w.Int > 1 {
 			t.Errorf("OBJECT IDLETIME idle: redis %v, basalt %v", w, g)
 		}
