@@ -90,28 +90,26 @@ func (c *metaCache) shard(mk []byte) *cacheShard {
 // itself (for set) and its shard's version (for fill after a miss).
 // complete says that a miss means the key does not exist.
 func (c *metaCache) get(mk []byte) (e cacheEntry, ref *cacheEntry, version uint64, complete bool) {
+	e, ref, version, complete, _ = c.getTouching(mk, 0)
+	return e, ref, version, complete
+}
+
+// getTouching is get for a read that uses the key at second touch (unix;
+// 0: none): it records that in the entry, and slotStale says whether the
+// key's access slot (access.go) may still need setting: not if a read
+// through the entry set it in that second.
+func (c *metaCache) getTouching(mk []byte, touch uint32) (e cacheEntry, ref *cacheEntry, version uint64, complete, slotStale bool) {
 	s := c.shard(mk)
 	s.mu.Lock()
 	if ref = s.m[string(mk)]; ref != nil {
+		if slotStale = ref.touched != touch; touch != 0 && slotStale {
+			ref.touched = touch
+		}
 		e = *ref
 	}
 	version, complete = s.version, s.complete
 	s.mu.Unlock()
-	return e, ref, version, complete
-}
-
-// touched records that a read used e, mk's entry, at second sec, and
-// reports whether the key's access slot may still need setting: not if a
-// read through e set it in that second already.
-func (c *metaCache) touched(e *cacheEntry, mk []byte, sec uint32) (slotStale bool) {
-	s := c.shard(mk)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e.touched == sec {
-		return false
-	}
-	e.touched = sec
-	return true
+	return e, ref, version, complete, slotStale
 }
 
 // fill caches what a reader found in Pebble if nothing changed since it

@@ -589,6 +589,14 @@ func (t *Tx) headerMeta(key []byte) (Meta, bool) {
 	return t.rawMeta(key)
 }
 
+// touchSecond is the second a Touching read uses the keys it finds, or 0.
+func (t *Tx) touchSecond() uint32 {
+	if !t.Touching {
+		return 0
+	}
+	return uint32(t.Now / 1000)
+}
+
 // ErrStaleRead is what a live read panics with when the members it read
 // may be newer than the metadata it found: a commit came in between. The
 // caller runs the read again on a snapshot (a new Tx).
@@ -620,10 +628,8 @@ func (t *Tx) readMeta(mk []byte) (m Meta, ok bool, ref *cacheEntry) {
 		}
 	} else if t.snap != nil || t.b != nil && t.cacheStale() {
 		v, ok = t.get(mk)
-	} else if e, cached, version, complete := t.st.cache.get(mk); cached != nil {
-		if t.Touching {
-			t.slotStale = t.st.cache.touched(cached, mk, uint32(t.Now/1000))
-		}
+	} else if e, cached, version, complete, slotStale := t.st.cache.getTouching(mk, t.touchSecond()); cached != nil {
+		t.slotStale = slotStale
 		if t.b != nil {
 			ref = cached
 		}
