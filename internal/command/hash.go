@@ -371,39 +371,25 @@ func cmdHIncrByFloat(c *Ctx) {
 	c.W.Bulk(v)
 }
 
-// hashRand picks fields of a hash at random: the first entry at or after a
-// random position of the hash order, wrapping around. Reads may use any
-// randomness; in the apply loop (inside MULTI) the record's seed keeps it
-// deterministic.
+// hashRand picks fields of a hash of about n fields at random.
 type hashRand struct {
 	c   *Ctx
 	rnd *rand.Rand
+	n   int64
 }
 
-func newHashRand(c *Ctx) *hashRand {
-	var src rand.Source
-	if c.Tx.Writable() {
-		src = rand.NewPCG(c.Seed, 0x68617368)
-	} else {
-		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
-	}
-	return &hashRand{c: c, rnd: rand.New(src)}
+func newHashRand(c *Ctx, n int64) *hashRand {
+	return &hashRand{c: c, rnd: commandRand(c, 0x68617368), n: n}
 }
 
 // pick returns a random field and its value (copies); nil when the hash
 // is empty (a concurrent write may have deleted it since the lookup).
 func (r *hashRand) pick() (field, value []byte) {
-	key := r.c.Args[1]
-	take := func(sub, v []byte) bool {
-		field = append([]byte(nil), store.HashedMember(sub)...)
-		value = append([]byte(nil), v...)
-		return false
+	sub, value := randomMember(r.c, r.c.Args[1], nil, r.n, r.rnd, nil)
+	if sub == nil {
+		return nil, nil
 	}
-	r.c.Tx.Members(key, store.PosBytes(r.rnd.Uint64()), nil, false, take)
-	if field == nil {
-		r.c.Tx.Members(key, nil, nil, false, take)
-	}
-	return field, value
+	return store.HashedMember(sub), value
 }
 
 // hashAll loads every field and value of the hash in one iteration; n is
@@ -421,8 +407,8 @@ func hashAll(c *Ctx, n int64) (fields, values [][]byte) {
 // HRANDFIELD key [count [WITHVALUES]]
 func cmdHRandField(c *Ctx) {
 	if len(c.Args) == 2 {
-		if _, ok := hashRead(c, c.W.Null); ok {
-			if f, _ := newHashRand(c).pick(); f != nil {
+		if m, ok := hashRead(c, c.W.Null); ok {
+			if f, _ := newHashRand(c, decodeSizeHeader(m.Body).n).pick(); f != nil {
 				c.W.Bulk(f)
 			} else {
 				c.W.Null()
@@ -481,7 +467,7 @@ func cmdHRandField(c *Ctx) {
 			c.W.Bulk(v)
 		}
 	}
-	r := newHashRand(c)
+	r := newHashRand(c, size)
 	if !distinct || count == 1 {
 		// Repeats allowed: load a small hash once and index it; sample a
 		// big one by seeking.

@@ -201,34 +201,17 @@ func setReply(c *Ctx, members [][]byte) {
 	}
 }
 
-// setRand is the randomness of SPOP and SRANDMEMBER: from the record's seed
-// in the apply loop (SRANDMEMBER inside MULTI too), so that applying a
-// record is deterministic; anything goes on a read view.
-func setRand(c *Ctx) *rand.Rand {
-	if c.Tx.Writable() {
-		return rand.New(rand.NewPCG(c.Seed, 0x73657473))
-	}
-	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-}
+func setRand(c *Ctx) *rand.Rand { return commandRand(c, 0x73657473) }
 
-// setRandomSub returns the sub key of the first member at or after a random
-// position of the hash order, wrapping around, skipping those in taken.
-// The set must hold a member not in taken.
-func setRandomSub(c *Ctx, key []byte, rng *rand.Rand, taken map[string]bool) []byte {
-	var got []byte
-	pick := func(sub, _ []byte) bool {
-		if taken[string(sub)] {
-			return true
-		}
-		got = append([]byte(nil), sub...)
-		return false
+// setRandomSub returns the sub key of a random member of a set of about n
+// members, leaving out those in taken; nil if there is none.
+func setRandomSub(c *Ctx, key []byte, n int64, rng *rand.Rand, taken map[string]bool) []byte {
+	var skip func([]byte) bool
+	if len(taken) > 0 {
+		skip = func(sub []byte) bool { return taken[string(sub)] }
 	}
-	pos := store.PosBytes(rng.Uint64())
-	c.Tx.Members(key, pos, nil, false, pick)
-	if got == nil {
-		c.Tx.Members(key, nil, pos, false, pick)
-	}
-	return got
+	sub, _ := randomMember(c, key, nil, n, rng, skip)
+	return sub
 }
 
 // setPickDistinct picks count distinct random members' sub keys of a set of
@@ -248,7 +231,7 @@ func setPickDistinct(c *Ctx, key []byte, n, count int64, rng *rand.Rand) (picked
 	// A small share of a big set: probe random positions.
 	taken := make(map[string]bool, count)
 	for int64(len(picked)) < count {
-		sub := setRandomSub(c, key, rng, taken)
+		sub := setRandomSub(c, key, n, rng, taken)
 		if sub == nil {
 			break
 		}
@@ -380,7 +363,7 @@ func cmdSPop(c *Ctx) {
 		c.W.Null()
 		return
 	}
-	sub := setRandomSub(c, key, setRand(c), nil)
+	sub := setRandomSub(c, key, h.n, setRand(c), nil)
 	c.Tx.DeleteMember(key, sub)
 	h.n--
 	setSave(c, key, m, h, "spop")
@@ -447,13 +430,13 @@ func cmdSRandMember(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	_, _, ok, wrong := setLookup(c, key)
+	_, h, ok, wrong := setLookup(c, key)
 	switch {
 	case wrong:
 	case !ok:
 		c.W.Null()
 	default:
-		if sub := setRandomSub(c, key, setRand(c), nil); sub != nil {
+		if sub := setRandomSub(c, key, h.n, setRand(c), nil); sub != nil {
 			c.W.Bulk(store.HashedMember(sub))
 		} else {
 			c.W.Null() // emptied since the lookup (reads have no snapshot)
@@ -509,7 +492,7 @@ func srandmemberCount(c *Ctx) {
 		}
 	} else {
 		for range count {
-			sub := setRandomSub(c, key, rng, nil)
+			sub := setRandomSub(c, key, h.n, rng, nil)
 			if sub == nil {
 				break
 			}

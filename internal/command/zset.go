@@ -902,29 +902,15 @@ func cmdZMPop(c *Ctx) {
 	}
 }
 
-// zrand is the randomness of ZRANDMEMBER: any source in a read view, the
-// record's seed in the apply loop (inside MULTI).
-func zrand(c *Ctx) *rand.Rand {
-	if c.Tx.Writable() {
-		return rand.New(rand.NewPCG(c.Seed, 0x7a736574))
-	}
-	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-}
+func zrand(c *Ctx) *rand.Rand { return commandRand(c, 0x7a736574) }
 
-// randomEntry returns the first member at or after a random position of
-// the member index, wrapping around.
+// randomEntry returns a random member.
 func (z *zset) randomEntry(rng *rand.Rand) zentry {
-	var e zentry
-	pick := func(sub, v []byte) bool {
-		e = zentry{append([]byte(nil), store.HashedMember(sub[1:])...), store.FloatFromSortable(v)}
-		return false
+	sub, v := randomMember(z.c, z.key, []byte{zTagMember}, z.h.n, rng, nil)
+	if sub == nil {
+		return zentry{}
 	}
-	from := append([]byte{zTagMember}, store.PosBytes(rng.Uint64())...)
-	z.c.Tx.Members(z.key, from, []byte{zTagMember + 1}, false, pick)
-	if e.member == nil {
-		z.c.Tx.Members(z.key, []byte{zTagMember}, []byte{zTagMember + 1}, false, pick)
-	}
-	return e
+	return zentry{store.HashedMember(sub[1:]), store.FloatFromSortable(v)}
 }
 
 // ZRANDMEMBER key [count [WITHSCORES]].

@@ -1,0 +1,97 @@
+package command
+
+import (
+	"math/rand/v2"
+
+	"basalt/internal/store"
+)
+
+// Random picks of collection members (HRANDFIELD, SRANDMEMBER, SPOP,
+// ZRANDMEMBER).
+
+// commandRand is the randomness of a command that picks members: the
+// record's seed in the apply loop (SPOP, or a read inside MULTI), so that
+// applying a record is deterministic; any source on a read view. salt
+// keeps different commands in one record from drawing the same numbers.
+func commandRand(c *Ctx, salt uint64) *rand.Rand {
+	if c.Tx.Writable() {
+		return rand.New(rand.NewPCG(c.Seed, salt))
+	}
+	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+}
+
+// A member's sub key starts with the hash of the member, so "the first
+// member at or after a random position" picks each member with the
+// probability of the gap before it: some several times more often than
+// average, a few almost never. randomMember instead
+//   - walks to a uniformly drawn index in a collection of at most
+//     randomExactMax members, which is exact, as Redis's listpacks are;
+//   - picks uniformly among the randomWindow members from a random
+//     position in a bigger one. Each member's chance is then the mean of
+//     that many gaps: within about 25% of fair, which is as fair as
+//     Redis's pick from a hashtable (dictGetFairRandomKey).
+const (
+	randomExactMax = 128
+	randomWindow   = 16
+)
+
+// randomMember picks a random entry of key among the sub keys in
+// [lo, lo+1) (lo is a tag, or nil for all), of which there are about n,
+// leaving out those skip reports (skip may be nil). It returns copies, or
+// a nil sub when no entry qualifies: a read view is no snapshot, so the
+// collection may have shrunk since n was read.
+func randomMember(c *Ctx, key, lo []byte, n int64, rng *rand.Rand, skip func(sub []byte) bool) (sub, value []byte) {
+	var hi []byte
+	if len(lo) > 0 {
+		hi = append(lo[:len(lo)-1:len(lo)-1], lo[len(lo)-1]+1)
+	}
+	if n <= randomExactMax {
+		return nthMember(c, key, lo, hi, n, rng.Int64N(max(n, 1)), skip)
+	}
+	seen := 0
+	visit := func(s, v []byte) bool {
+		if skip != nil && skip(s) {
+			return true
+		}
+		seen++
+		if rng.IntN(seen) == 0 { // reservoir sampling: each one seen is equally likely
+			sub = append(sub[:0], s...)
+			value = append(value[:0], v...)
+		}
+		return seen < randomWindow
+	}
+	from := append(append([]byte(nil), lo...), store.PosBytes(rng.Uint64())...)
+	c.Tx.Members(key, from, hi, false, visit)
+	if seen < randomWindow { // wrap around
+		c.Tx.Members(key, lo, from, false, visit)
+	}
+	return sub, value
+}
+
+// nthMember returns the i-th of the about n entries in [lo, hi) that skip
+// does not leave out, walking from the nearer end. When there are fewer, it
+// takes i modulo what it found.
+func nthMember(c *Ctx, key, lo, hi []byte, n, i int64, skip func(sub []byte) bool) (sub, value []byte) {
+	reverse := i >= n/2
+	if reverse {
+		i = n - 1 - i
+	}
+	for {
+		seen := int64(0)
+		c.Tx.Members(key, lo, hi, reverse, func(s, v []byte) bool {
+			if skip != nil && skip(s) {
+				return true
+			}
+			if seen == i {
+				sub, value = append([]byte(nil), s...), append([]byte(nil), v...)
+				return false
+			}
+			seen++
+			return true
+		})
+		if sub != nil || seen == 0 {
+			return sub, value
+		}
+		i %= seen
+	}
+}
