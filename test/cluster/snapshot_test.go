@@ -223,7 +223,8 @@ func TestSnapshotInstallReadonly(t *testing.T) {
 		c.WaitConverged(t, 30*time.Second)
 		b, _ := os.ReadFile(c.Nodes[f].Log)
 		if got := strings.Count(string(b), "installed a raft snapshot"); got != round {
-			t.Fatalf("round %d: the follower installed %d snapshots", round, got)
+			t.Fatalf("round %d: the follower (node %d) installed %d snapshots; the snapshot lines of the logs:\n%s",
+				round, f, got, snapshotLines(c))
 		}
 	}
 	mu.Lock()
@@ -232,4 +233,19 @@ func TestSnapshotInstallReadonly(t *testing.T) {
 	if len(bad) > 0 {
 		t.Errorf("%d of %d READONLY MGETs saw neither the old store nor the new one, e.g. %v", len(bad), reads, bad[0])
 	}
+}
+
+// snapshotLines returns every node's log lines about snapshots and
+// leadership, for a test's failure message.
+func snapshotLines(c *testutil.Cluster) string {
+	var out strings.Builder
+	for i, n := range c.Nodes {
+		b, _ := os.ReadFile(n.Log)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "snapshot") || strings.Contains(line, "leader") || strings.Contains(line, "slow") {
+				fmt.Fprintf(&out, "node %d: %s\n", i, line)
+			}
+		}
+	}
+	return out.String()
 }
