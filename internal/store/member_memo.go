@@ -134,7 +134,7 @@ func (t *Tx) markMemberDirty(k []byte) int {
 		return 0
 	}
 	if t.memberDirty == nil {
-		t.memberDirty = map[string]bool{}
+		t.memberDirty = memberDirtyMaps.Get().(map[string]bool)
 	}
 	if _, ok := t.memberDirty[string(k[:n])]; !ok {
 		t.memberDirty[string(k[:n])] = false
