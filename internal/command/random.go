@@ -46,7 +46,8 @@ func randomMember(c *Ctx, key, lo []byte, n int64, rng *rand.Rand, skip func(sub
 		hi = append(lo[:len(lo)-1:len(lo)-1], lo[len(lo)-1]+1)
 	}
 	if n <= randomExactMax {
-		return nthMember(c, key, lo, hi, n, rng.Int64N(max(n, 1)), skip)
+		n = max(n, 1)
+		return nthMember(c, key, lo, hi, n, rng.Int64N(n), skip)
 	}
 	seen := 0
 	visit := func(s, v []byte) bool {
