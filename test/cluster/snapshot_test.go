@@ -219,6 +219,7 @@ func TestSnapshotInstallReadonly(t *testing.T) {
 		for i := 0; i < 1100; i++ { // past log-retain + 1024: the leader compacts
 			leader.Do("SET", "filler", fmt.Sprint(i))
 		}
+		waitCompactedPast(t, c, f, leader)
 		expect(t, admin.Do("RAFT", "ISOLATE", "off"), "+OK")
 		c.WaitConverged(t, 30*time.Second)
 		b, _ := os.ReadFile(c.Nodes[f].Log)
@@ -248,4 +249,31 @@ func snapshotLines(c *testutil.Cluster) string {
 		}
 	}
 	return out.String()
+}
+
+// waitCompactedPast writes through leader until every node but f has
+// dropped from its log the entries f has not applied, so that whichever
+// of them leads once f is back must send it a snapshot. (A node compacts
+// on its own schedule: one that applies late, on a slow disk, may not have
+// yet, and a leadership change would then catch f up from the log.)
+func waitCompactedPast(t *testing.T, c *testutil.Cluster, f int, leader *testutil.Conn) {
+	t.Helper()
+	applied, _ := strconv.ParseUint(testutil.Status(c.Nodes[f].Addr)["applied_index"], 10, 64)
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; ; i++ {
+		behind := -1
+		for n := range c.Nodes {
+			first, _ := strconv.ParseUint(testutil.Status(c.Nodes[n].Addr)["log_first_index"], 10, 64)
+			if n != f && first <= applied+1 {
+				behind = n
+			}
+		}
+		if behind < 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %d still holds the log from index %d, which the isolated node %d needs", behind, applied+1, f)
+		}
+		leader.Do("SET", "filler", fmt.Sprint("more", i))
+	}
 }
