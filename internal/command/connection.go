@@ -18,6 +18,7 @@ func init() {
 		&Command{Name: "readonly", Arity: 1, Flags: connFlags | Fast, Categories: []string{"fast", "connection"}, Group: "cluster", Since: "3.0.0", Summary: "Enables read-only queries for a connection to a follower: reads are served from the follower's state, possibly stale."},
 		&Command{Name: "readwrite", Arity: 1, Flags: connFlags | Fast, Categories: []string{"fast", "connection"}, Group: "cluster", Since: "3.0.0", Summary: "Enables read-write queries for a connection: reads go to the leader again."},
 		&Command{Name: "raft", Arity: -2, Flags: Conn | Admin | NoScript | Stale, Categories: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "basalt", Summary: "Shows and changes the node's Raft group: STATUS, ADD id raft-addr [LEARNER], REMOVE id, TRANSFER [id], ISOLATE on|off."},
+		&Command{Name: "wait", Arity: 3, Flags: Conn | NoScript, Categories: []string{"slow", "connection"}, Group: "generic", Since: "3.0.0", Summary: "Waits until the writes sent before it are in the logs of at least numreplicas other members of the node's Raft group.", Tips: []string{"request_policy:all_shards", "response_policy:agg_min"}},
 		&Command{Name: "unwatch", Arity: 1, Flags: connFlags | Fast | AllowBusy, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Forgets about watched keys of a transaction."},
 	)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,65 @@ func init() {
 	connHandlers["raft"] = cmdRaft
 	connHandlers["readonly"] = func(c *Client, argv [][]byte) { c.readonly = true; c.reply().OK() }
 	connHandlers["readwrite"] = func(c *Client, argv [][]byte) { c.readonly = false; c.reply().OK() }
+	connHandlers["wait"] = cmdWait
+}
+
+// cmdWait is WAIT numreplicas timeout: how many other members of the group
+// have the client's writes in their logs, waiting up to timeout ms (0:
+// for ever) for numreplicas of them. An acknowledged write is already on a
+// majority, so in a cluster of three WAIT 1 answers at once; a lone node
+// has no replicas and answers 0, after the timeout if numreplicas > 0, as
+// Redis without replicas does. The client's writes were all answered
+// before this runs, so the applied index covers them. Inside EXEC it
+// answers at once, as Redis does.
+func cmdWait(c *Client, argv [][]byte) {
+	w := c.reply()
+	want, ok := num.ParseInt(argv[1])
+	if !ok {
+		w.Error("ERR value is not an integer or out of range")
+		return
+	}
+	timeout, ok := num.ParseInt(argv[2])
+	switch {
+	case !ok:
+		w.Error("ERR timeout is not an integer or out of range")
+		return
+	case timeout < 0:
+		w.Error("ERR timeout is negative")
+		return
+	}
+	sh := c.srv.shard
+	index := sh.Applied()
+	n := sh.Replicas(index)
+	if c.execing || int64(n) >= want {
+		w.Int(int64(n))
+		return
+	}
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(time.Duration(min(timeout, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond)
+		defer t.Stop()
+		expired = t.C
+	}
+	gone, stopWatching := c.watchDisconnect()
+	defer stopWatching()
+	// Polled: followers' progress reaches the leader with their append
+	// replies, and a poll costs one call into the Raft loop.
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for int64(n) < want {
+		select {
+		case <-poll.C:
+			n = sh.Replicas(index)
+		case <-expired:
+			w.Int(int64(sh.Replicas(index)))
+			return
+		case <-gone:
+			c.closing = true
+			return
+		}
+	}
+	w.Int(int64(n))
 }
 
 func cmdRaft(c *Client, argv [][]byte) {

@@ -18,6 +18,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 )
 
 // Fsync is the appendfsync policy.
@@ -378,6 +379,24 @@ func (s *Shard) LeaderAddr() string {
 
 // Status returns this node's view of the group.
 func (s *Shard) Status() Status { return s.node.status() }
+
+// Replicas counts the other members whose log holds entry index, as the
+// leader last heard from them: what WAIT answers. A node that does not
+// lead knows no one's progress and answers 0, as does a lone node.
+func (s *Shard) Replicas(index uint64) int {
+	if !s.IsLeader() {
+		return 0
+	}
+	n := 0
+	s.node.do(func() {
+		s.node.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+			if id != s.cfg.ID && pr.Match >= index {
+				n++
+			}
+		})
+	})
+	return n
+}
 
 // WaitLeader waits until some node leads the group and, if it is this one,
 // until it can take writes. It reports whether that happened in time.

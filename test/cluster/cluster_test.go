@@ -90,6 +90,41 @@ func TestClusterBasics(t *testing.T) {
 	c.WaitConverged(t, 10*time.Second)
 }
 
+// TestWait: WAIT counts the other members whose logs hold the client's
+// writes. An acknowledged write is on a majority, so WAIT 1 answers at
+// once; with a follower cut off, WAIT 2 answers 1 after its timeout, and
+// the follower's return makes it 2. Asked through a follower, it is the
+// leader that counts.
+func TestWait(t *testing.T) {
+	c := testutil.StartCluster(t, 3)
+	l := c.WaitLeader(t, 15*time.Second)
+	f := c.Follower(t)
+	other := 3 - l - f // the third node
+	leader, follower := testutil.Dial(t, c.Nodes[l].Addr), testutil.Dial(t, c.Nodes[f].Addr)
+	follower.Timeout = 20 * time.Second
+
+	expect(t, follower.Do("SET", "k", "1"), "+OK")
+	expect(t, follower.Do("WAIT", "2", "10000"), ":2")
+
+	if err := raftIsolate(c.Nodes[other].Addr, "on"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, leader.Do("SET", "k", "2"), "+OK")
+	expect(t, leader.Do("WAIT", "1", "0"), ":1")
+	start := time.Now()
+	expect(t, leader.Do("WAIT", "2", "300"), ":1")
+	if took := time.Since(start); took < 290*time.Millisecond {
+		t.Errorf("WAIT 2 300 with a member cut off answered after %v", took)
+	}
+	expect(t, leader.Do("MULTI"), "+OK")
+	expect(t, leader.Do("WAIT", "2", "0"), "+QUEUED")
+	expect(t, leader.Do("EXEC"), "[:1]") // inside EXEC it never waits
+	if err := raftIsolate(c.Nodes[other].Addr, "off"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, follower.Do("WAIT", "2", "0"), ":2")
+}
+
 // TestFailover kills the leader with SIGKILL: writes resume on a new leader
 // within seconds, and the old leader, restarted, catches up and agrees.
 // BASALT_FAILOVER_RUNS=10 repeats it and logs the median failover time.
