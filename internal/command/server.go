@@ -78,6 +78,10 @@ func init() {
 			sub("client|no-evict", 3, admin, adminConnCats, "7.0.0", "connection", "Set client eviction mode for the current connection"),
 			sub("client|reply", 3, NoScript|Loading|Stale, connCats, "3.2.0", "connection", "Instruct the server whether to reply to commands"),
 			sub("client|help", 2, Loading|Stale, connCats, "5.0.0", "connection", "Show helpful text about the different subcommands"),
+			sub("client|tracking", -3, NoScript|Loading|Stale, connCats, "6.0.0", "connection", "Enable or disable server assisted client side caching support"),
+			sub("client|caching", 3, NoScript|Loading|Stale, connCats, "6.0.0", "connection", "Instruct the server about tracking or not keys in the next request"),
+			sub("client|getredir", 2, NoScript|Loading|Stale, connCats, "6.0.0", "connection", "Get tracking notifications redirection client ID if any"),
+			sub("client|trackinginfo", 2, NoScript|Loading|Stale, connCats, "6.2.0", "connection", "Return information about server assisted client side caching for the current connection"),
 		}},
 		&Command{Name: "debug", Arity: -2, Flags: Conn | admin, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "A container for debugging commands"},
 	)
@@ -412,9 +416,9 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 	if cmd != nil && len(cmd.Subcommands) > 0 && len(argv) > 1 {
 		cmd = cmd.Subcommand(argv[1])
 	}
-	var specs []KeySpec // not_key specs (shard channels) name no keys
+	var specs []KeySpec
 	if cmd != nil {
-		specs = slices.DeleteFunc(slices.Clone(cmd.Specs()), func(s KeySpec) bool { return slices.Contains(s.Flags, "not_key") })
+		specs = cmd.keySpecs()
 	}
 	switch {
 	case cmd == nil:
@@ -450,6 +454,22 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 			c.W.Simple(f)
 		}
 	}
+}
+
+// keySpecs are the specs that name keys (not shard channels: not_key).
+func (c *Command) keySpecs() []KeySpec {
+	return slices.DeleteFunc(slices.Clone(c.Specs()), func(s KeySpec) bool { return slices.Contains(s.Flags, "not_key") })
+}
+
+// SpecKeys returns the keys of argv as COMMAND GETKEYS finds them, from
+// the key specs: unlike Keys, it follows numkeys arguments and keywords
+// (ZUNION, EVAL, XREAD ... STREAMS).
+func (c *Command) SpecKeys(argv [][]byte) [][]byte {
+	var keys [][]byte
+	for _, s := range c.keySpecs() {
+		keys = append(keys, s.Keys(argv)...)
+	}
+	return keys
 }
 
 // Keys returns the arguments of argv (argv[0] the command) that the spec

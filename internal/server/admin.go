@@ -617,6 +617,10 @@ func quoteConfig(v string) string {
 
 var clientHelp = []string{
 	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CACHING (YES|NO)",
+	"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+	"GETREDIR",
+	"    Return the client ID we are redirecting to when tracking is enabled.",
 	"GETNAME",
 	"    Return the name of the current connection.",
 	"ID",
@@ -645,6 +649,11 @@ var clientHelp = []string{
 	"    Control the replies sent to the current connection.",
 	"SETNAME <name>",
 	"    Assign the name <name> to the current connection.",
+	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+	"         [OPTIN] [OPTOUT] [NOLOOP]",
+	"    Control server assisted client side caching.",
+	"TRACKINGINFO",
+	"    Report tracking status for the current connection.",
 	"NO-EVICT (ON|OFF)",
 	"    Protect current client connection from eviction.",
 	"HELP",
@@ -697,6 +706,14 @@ func cmdClient(c *Client, argv [][]byte) {
 		default:
 			c.reply().Error(command.ErrSyntax)
 		}
+	case "tracking":
+		clientTracking(c, argv)
+	case "caching":
+		clientCaching(c, argv)
+	case "getredir":
+		clientGetRedir(c)
+	case "trackinginfo":
+		clientTrackingInfo(c)
 	case "help":
 		command.HelpReply(c.reply(), clientHelp)
 	}
@@ -774,6 +791,18 @@ func (c *Client) infoLine() string {
 	if multi {
 		flags, multiN = flags+"x", queued
 	}
+	redir := int64(-1)
+	c.srv.tracker.mu.Lock()
+	if tr := c.track; tr != nil {
+		flags, redir = flags+"t", tr.redirect
+		if tr.broken {
+			flags += "R"
+		}
+		if tr.bcast {
+			flags += "B"
+		}
+	}
+	c.srv.tracker.mu.Unlock()
 	if flags == "" {
 		flags = "N"
 	}
@@ -787,9 +816,9 @@ func (c *Client) infoLine() string {
 	if cmd == "" {
 		cmd = "NULL"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d",
 		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), connFD(c), *c.name.Load(), int64(now.Sub(c.created).Seconds()), idle, flags, db,
-		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, cmd, proto)
+		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, cmd, redir, proto)
 }
 
 // clientType is the client's class for CLIENT LIST/KILL TYPE: "pubsub"

@@ -22,7 +22,7 @@ func (c *Client) blockingCall(argv [][]byte) {
 		c.propose(shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}})
 		return
 	}
-	p := getProposal(c.proto)
+	p := getProposal(c)
 	p.Rec = shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}, Block: true}
 	if err := c.srv.shard.Propose(p); err != nil {
 		putProposal(p)

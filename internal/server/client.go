@@ -64,7 +64,8 @@ type Client struct {
 	killed    atomic.Bool
 	closeOnce sync.Once
 
-	sub     *subscriber // set on the first SUBSCRIBE (pubsub.go)
+	sub     *subscriber // set on the first SUBSCRIBE or CLIENT TRACKING (pubsub.go)
+	track   *tracking   // CLIENT TRACKING's state, nil when off (tracking.go)
 	execing bool        // running EXEC's connection commands
 }
 
@@ -130,6 +131,7 @@ func (c *Client) close() {
 	c.closeOnce.Do(func() {
 		c.closeUpstream()
 		c.unwatchAll()
+		c.srv.tracker.disable(c)
 		c.closeSub()
 		c.nc.Close()
 	})
@@ -223,6 +225,9 @@ func (c *Client) dispatch(argv [][]byte) {
 	cmd := command.Lookup(argv[0])
 	now := c.now()
 	c.lastAt.Store(now)
+	if c.track != nil {
+		c.trackCommand(cmd)
+	}
 	if c.authed && !c.multi && c.mustForward(cmd, argv) {
 		// The leader checks the command, as it must for MULTI's sake.
 		if cmd != nil {
@@ -230,6 +235,9 @@ func (c *Client) dispatch(argv [][]byte) {
 			if cmd.Flags&command.Script != 0 {
 				// EVALSHA of a script this node knows goes as EVAL with its body.
 				argv = command.ResolveQueued([][][]byte{argv})[0]
+			}
+			if c.track != nil {
+				c.trackForwarded(cmd, argv)
 			}
 		}
 		c.forward(argv)
@@ -273,6 +281,9 @@ func (c *Client) dispatch(argv [][]byte) {
 	// A plain read touches the keys it finds as it looks them up
 	// (store.Tx.Touching), which skips the access table mostly; anything
 	// else touches its keys here.
+	if c.track != nil && cmd.Flags&command.Conn == 0 && !kind.IsWrite() {
+		c.trackRead(kind, argv)
+	}
 	touch := !noTouch[cmd.Name]
 	plainRead := cmd.Flags&(command.Conn|command.Script|command.Blocking) == 0 && kind.Flags&command.AllowBusy == 0 && !kind.IsWrite()
 	if touch && !plainRead {
@@ -474,7 +485,7 @@ func (c *Client) pendingAre(name string) bool {
 // propose sends a write down the ordered path without waiting: pipelined
 // writes of one client join the same group commit.
 func (c *Client) propose(rec shard.Record) {
-	p := getProposal(c.proto)
+	p := getProposal(c)
 	p.Rec = rec
 	if err := c.srv.shard.Propose(p); err != nil {
 		putProposal(p)
@@ -486,10 +497,11 @@ func (c *Client) propose(rec shard.Record) {
 
 var proposalPool = sync.Pool{New: func() any { return shard.NewProposal(shard.Record{}, 2) }}
 
-func getProposal(proto int) *shard.Proposal {
+func getProposal(c *Client) *shard.Proposal {
 	p := proposalPool.Get().(*shard.Proposal)
 	p.W.Reset()
-	p.W.Proto = proto
+	p.W.Proto = c.proto
+	p.Client = uint64(c.id)
 	return p
 }
 

@@ -197,6 +197,7 @@ func cmdReset(c *Client, argv [][]byte) {
 	c.closeUpstream() // the leader's side of the client goes too
 	c.readonly, c.upMulti, c.upQueued, c.upName, c.watchLost = false, false, 0, nil, false
 	c.dropSubscriptions()
+	c.srv.tracker.disable(c)
 	c.db = 0
 	c.proto = 2
 	w.Proto = 2

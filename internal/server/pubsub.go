@@ -319,6 +319,7 @@ func (c *Client) subscribed() bool { return c.sub != nil && c.sub.total() > 0 }
 // flushQueued is flush for a client with an output queue.
 func (c *Client) flushQueued() bool {
 	c.sub.commit(c.out)
+	c.flushTracking()
 	return c.sub.drain()
 }
 

@@ -35,6 +35,7 @@ type Server struct {
 	clients  map[int64]*Client
 	hub      *Hub     // pub/sub subscriptions (pubsub.go)
 	origins  *origins // PUBLISHes sent through the leader (pubsub_cluster.go)
+	tracker  *tracker // CLIENT TRACKING (tracking.go)
 	nextID   atomic.Int64
 	wg       sync.WaitGroup
 	Stats    Stats
@@ -78,7 +79,7 @@ func New(cfg Config) (*Server, error) {
 		st.Close()
 		return nil, errors.New("the shard did not elect itself leader")
 	}
-	return &Server{
+	s := &Server{
 		cfg:      cfg,
 		st:       st,
 		shard:    sh,
@@ -89,7 +90,16 @@ func New(cfg Config) (*Server, error) {
 		hub:      hub,
 		origins:  origins,
 		shutdown: make(chan struct{}),
-	}, nil
+	}
+	s.tracker = newTracker(s)
+	return s, nil
+}
+
+// clientByID finds a connected client.
+func (s *Server) clientByID(id int64) *Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients[id]
 }
 
 // shardConfig is the shard's part of the configuration.

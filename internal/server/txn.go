@@ -61,6 +61,11 @@ func cmdExec(c *Client, argv [][]byte) {
 		return
 	}
 	queued, watched := command.ResolveQueued(c.queued), c.watching
+	if c.track != nil {
+		for _, q := range queued {
+			c.trackForwarded(command.Lookup(q[0]), q)
+		}
+	}
 	c.multi, c.multiErr, c.queued, c.watching = false, false, nil, nil
 	w := c.reply()
 	c.execing = true
@@ -70,7 +75,7 @@ func cmdExec(c *Client, argv [][]byte) {
 		// commits, before this reply is complete (see holdForExec).
 		c.holdForExec()
 	}
-	p := getProposal(c.proto)
+	p := getProposal(c)
 	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: queued, Watch: watched}
 	err := c.srv.shard.Propose(p)
 	withdrawn := err == nil && !c.await(p)

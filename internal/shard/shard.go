@@ -59,6 +59,10 @@ type Proposal struct {
 	Rec  Record
 	W    *resp.Writer
 	Done chan struct{}
+	// Client is the ID of the client that proposed it, for the keys its
+	// record modifies (store.Tx.Writer: CLIENT TRACKING's NOLOOP); 0 if
+	// none.
+	Client uint64
 
 	// cancelled is set (under the shard's blockMu) when a blocking
 	// proposal is withdrawn before the apply loop got to block it.
@@ -79,6 +83,7 @@ const (
 // Recycle makes a completed proposal ready for another record.
 func (p *Proposal) Recycle() {
 	p.Rec = Record{}
+	p.Client = 0
 	p.W.Reset()
 	p.cancelled = false
 	p.state.Store(propQueued)
@@ -708,7 +713,9 @@ func (s *Shard) propose(group []*Proposal) {
 		}
 		rec.Seed = s.rng.Uint64()
 		before, published := tx.Writes(), tx.Published()
+		tx.Writer = p.Client
 		s.applyOne(tx, rec, p.W)
+		tx.Writer = 0
 		// Logged after applying, and only if it changed something (or
 		// published a message, which every node must deliver): a PFADD of
 		// known elements, a SET NX on a taken key or an EXEC whose WATCH

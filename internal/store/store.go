@@ -48,6 +48,10 @@ type Store struct {
 	notify   atomic.Uint32
 	notifyMu sync.Mutex
 	notifyFn NotifyListener
+	// invalidateFn hears the keys committed batches modified, while
+	// invalidating is set (tracking.go).
+	invalidateFn InvalidationListener
+	invalidating atomic.Bool
 }
 
 // Options configure Open.

@@ -106,6 +106,13 @@ type Tx struct {
 	metaRead    bool   // commitsSeen is set
 	published   int    // messages in events (see Publish)
 
+	// Client-side caching (tracking.go): Writer is the client whose record
+	// the apply loop applies now (0: none known); the keys modified, if
+	// some client tracks keys.
+	Writer       uint64
+	invalidating bool
+	invalid      []Invalidation
+
 	local    map[string]any // Local, by member prefix
 	localKey []byte         // Local's scratch
 
@@ -180,7 +187,8 @@ func (s *Store) WriteTxAfter(prev *Tx, size int) *Tx {
 		b = s.pdb.NewBatchWithSize(size)
 	}
 	t := &Tx{st: s, b: b, countDelta: make([]int64, n), expiresDelta: make([]int64, n),
-		written: writtenMaps.Get().(map[string]pendingMeta), notify: NotifyFlags(s.notify.Load())}
+		written: writtenMaps.Get().(map[string]pendingMeta), notify: NotifyFlags(s.notify.Load()),
+		invalidating: s.invalidating.Load()}
 	if prev != nil && !prev.committed && prev.b != nil {
 		prev.save() // the view holds all of prev for t's iterations
 		t.prev, t.chain = prev, prev.chain
@@ -478,7 +486,7 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	t.recycleMaps()
 	t.dropIter()
 	t.chain.release()
-	t.deliverEvents()
+	t.deliverCommitted()
 	return func() error {
 		var err error
 		if sync {
@@ -836,6 +844,7 @@ func (t *Tx) touch(db int, key []byte) {
 	if t.Touched != nil {
 		t.Touched(db, key)
 	}
+	t.noteInvalid(key)
 }
 
 // Count is the number of keys in the database, expired ones not yet removed
@@ -1106,6 +1115,7 @@ func (t *Tx) Flush(db int) {
 	if t.TouchedDBs != nil {
 		t.TouchedDBs(db, db)
 	}
+	t.noteInvalid(nil)
 	phys := t.dbMap[db]
 	t.saveMeta() // before it forgets them
 	t.flushed = true
@@ -1124,6 +1134,7 @@ func (t *Tx) Swap(a, b int) {
 	if t.TouchedDBs != nil {
 		t.TouchedDBs(a, b)
 	}
+	t.noteInvalid(nil)
 	t.dbMap[a], t.dbMap[b] = t.dbMap[b], t.dbMap[a]
 	t.dbMapDirty = true
 	t.writes++

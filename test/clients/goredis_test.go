@@ -220,8 +220,8 @@ func TestGoRedis(t *testing.T) {
 	})
 }
 
-// TestRueidis uses rueidis without client-side caching (which needs
-// CLIENT TRACKING).
+// TestRueidis uses rueidis without client-side caching (TestRueidisCache
+// has it).
 func TestRueidis(t *testing.T) {
 	p := testutil.StartBasalt(t, "")
 	ctx := context.Background()
@@ -278,6 +278,69 @@ func TestRueidis(t *testing.T) {
 	wg.Wait()
 	if n, err := c.Do(ctx, c.B().Get().Key("r:shared").Build()).AsInt64(); err != nil || n != 1000 {
 		t.Errorf("shared counter = %d, %v; want 1000", n, err)
+	}
+}
+
+// TestRueidisCache uses rueidis with its defaults: client-side caching in
+// CLIENT TRACKING's OPTIN mode. A cached read is served from the client's
+// memory until another client's write invalidates it; then the next read
+// goes to the server and sees the write.
+func TestRueidisCache(t *testing.T) {
+	p := testutil.StartBasalt(t, "")
+	ctx := context.Background()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{p.Addr}})
+	if err != nil {
+		t.Fatalf("rueidis.NewClient with its defaults: %v", err)
+	}
+	defer c.Close()
+	other := testutil.Dial(t, p.Addr)
+	other.Do("SET", "rc:a", "1")
+	other.Do("HSET", "rc:h", "f", "1")
+
+	get := func() rueidis.RedisResult { return c.DoCache(ctx, c.B().Get().Key("rc:a").Cache(), time.Minute) }
+	hget := func() rueidis.RedisResult { return c.DoCache(ctx, c.B().Hget().Key("rc:h").Field("f").Cache(), time.Minute) }
+	for i := range 3 {
+		if v, err := get().ToString(); err != nil || v != "1" {
+			t.Fatalf("cached GET #%d = %q, %v", i, v, err)
+		}
+		if v, err := hget().ToString(); err != nil || v != "1" {
+			t.Fatalf("cached HGET #%d = %q, %v", i, v, err)
+		}
+	}
+	if r := get(); !r.IsCacheHit() {
+		t.Errorf("the third GET was not served from the cache")
+	}
+	// Another client's writes invalidate; the next reads see them.
+	other.Do("SET", "rc:a", "2")
+	other.Do("HINCRBY", "rc:h", "f", "5")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v, err := get().ToString()
+		h, herr := hget().ToString()
+		if err == nil && v == "2" && herr == nil && h == "6" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after writes elsewhere the cache still answers GET %q (%v), HGET %q (%v)", v, err, h, herr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A write of this client's own, and a delete.
+	if err := c.Do(ctx, c.B().Set().Key("rc:a").Value("3").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	other.Do("DEL", "rc:h")
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		v, err := get().ToString()
+		herr := hget().Error()
+		if err == nil && v == "3" && rueidis.IsRedisNil(herr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after its own SET and a DEL: GET %q (%v), HGET error %v", v, err, herr)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
