@@ -298,7 +298,9 @@ func TestRueidisCache(t *testing.T) {
 	other.Do("HSET", "rc:h", "f", "1")
 
 	get := func() rueidis.RedisResult { return c.DoCache(ctx, c.B().Get().Key("rc:a").Cache(), time.Minute) }
-	hget := func() rueidis.RedisResult { return c.DoCache(ctx, c.B().Hget().Key("rc:h").Field("f").Cache(), time.Minute) }
+	hget := func() rueidis.RedisResult {
+		return c.DoCache(ctx, c.B().Hget().Key("rc:h").Field("f").Cache(), time.Minute)
+	}
 	for i := range 3 {
 		if v, err := get().ToString(); err != nil || v != "1" {
 			t.Fatalf("cached GET #%d = %q, %v", i, v, err)
