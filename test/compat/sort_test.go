@@ -1,7 +1,11 @@
 package compat
 
 import (
+	"strconv"
 	"testing"
+	"time"
+
+	"basalt/internal/testutil"
 )
 
 // SORT and SORT_RO against redis-server. A set's order without sorting is
@@ -345,6 +349,68 @@ func TestSort(t *testing.T) {
 		`)
 	})
 
+	t.Run("Big", func(t *testing.T) {
+		// Past the listpack sizes, and a sorted set with a rank index
+		// (ranges by rank seek it).
+		d := p.diff(t)
+		zsetFill(t, d, "z", "m", 5000, 0.5)
+		var list, set []string
+		for i := range 3000 {
+			list = append(list, strconv.Itoa((i*7919)%3001))
+			set = append(set, "e"+strconv.Itoa((i*31)%2000))
+		}
+		d.Do(append([]string{"RPUSH", "l"}, list...)...)
+		d.Do(append([]string{"SADD", "s"}, set...)...)
+		d.Run(`
+			SORT z BY nosort LIMIT 2500 5
+			SORT z BY nosort DESC LIMIT 2500 5
+			SORT z BY nosort DESC LIMIT 4990 100
+			SORT z ALPHA LIMIT 100 5
+			SORT l LIMIT 1500 5
+			SORT l DESC LIMIT 0 5
+			SORT l BY nosort LIMIT 2000 3
+			SORT l BY nosort DESC LIMIT 2000 3
+			SORT s ALPHA LIMIT 1000 5
+			SORT s ALPHA DESC STORE dst
+			LLEN dst
+			LRANGE dst 0 4
+			SORT s BY nosort STORE dst
+			LRANGE dst 1000 1004
+			SORT l STORE l
+			LRANGE l 1000 1004
+		`)
+	})
+
+	t.Run("ExpiredAndWatched", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			RPUSH l a b c
+			MSET w_a 3 w_b 2 w_c 1 n_a x
+			PEXPIRE w_a 1
+			PEXPIRE n_a 1
+		`)
+		time.Sleep(20 * time.Millisecond)
+		d.Run(`
+			SORT l BY w_* GET n_* GET #
+			SORT l BY w_* STORE dst
+			LRANGE dst 0 -1
+			WATCH dst
+		`)
+		// Another client's SORT ... STORE modifies the watched key.
+		other := p.conn(t)
+		other.Do("SORT", "l", "ALPHA", "STORE", "dst")
+		d.Run(`
+			MULTI
+			LRANGE dst 0 -1
+			EXEC
+			WATCH dst
+			MULTI
+			SORT l STORE dst
+			EXEC
+			LRANGE dst 0 -1
+		`)
+	})
+
 	t.Run("Notify", func(t *testing.T) {
 		nd := newNotifyDiff(t, p, "KEA")
 		nd.run(`
@@ -359,7 +425,13 @@ func TestSort(t *testing.T) {
 			SORT l
 		`)
 		nd = newNotifyDiff(t, p, "Km")
-		nd.run(`
+		keymiss := nd.run
+		if testutil.ClusterMode() > 1 {
+			// SORT without STORE is a read on the leader, whose subscribers
+			// get its keymiss events: not this follower's (see README).
+			keymiss = func(string) {}
+		}
+		keymiss(`
 			SORT nokey
 			RPUSH l 1 2
 			SORT l BY w_* GET name_*
@@ -380,6 +452,15 @@ func TestSort(t *testing.T) {
 			}
 		}
 		d.Proto(2)
+		for _, name := range []string{"sort", "sort_ro"} {
+			// COMMAND DOCS: basalt gives summary, since and group.
+			w, g := d.DoBoth("COMMAND", "DOCS", name)
+			for _, f := range []string{"summary", "since", "group"} {
+				if wf, gf := docField(w, f), docField(g, f); wf != gf || wf == "" {
+					t.Errorf("COMMAND DOCS %s %s: redis %q, basalt %q", name, f, wf, gf)
+				}
+			}
+		}
 		d.Run(`
 			COMMAND GETKEYS sort k
 			COMMAND GETKEYS sort k STORE d
