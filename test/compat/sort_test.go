@@ -130,6 +130,14 @@ func TestSort(t *testing.T) {
 			SORT l BY v_* ALPHA
 			SORT l BY v_* ALPHA DESC
 			SORT l BY v_* ALPHA LIMIT 2 2
+			# ALPHA BY ties keep a list's order (glibc's qsort is stable),
+			# except with LIMIT.
+			RPUSH ties d a c b e f g h
+			MSET t_a x t_b x t_c y t_d x t_e y
+			SORT ties BY t_* ALPHA
+			SORT ties BY t_* ALPHA DESC
+			SORT ties BY t_* ALPHA STORE dst
+			LRANGE dst 0 -1
 			SADD s a b c d e
 			SORT s BY w_*
 			SORT s BY v_* ALPHA
