@@ -354,6 +354,10 @@ func TestSort(t *testing.T) {
 			EVAL "return redis.call('SORT', KEYS[1], 'BY', 'nosort', 'DESC', 'LIMIT', 1, 3)" 1 s
 			EVAL "return redis.call('SORT_RO', KEYS[1], 'BY', 'nosort')" 1 s
 			EVAL_RO "return redis.call('SORT_RO', KEYS[1], 'BY', 'nosort', 'GET', '#')" 1 s
+			FUNCTION LOAD REPLACE "#!lua name=sortlib\nredis.register_function('s', function(keys) return redis.call('SORT', keys[1], 'BY', 'nosort') end)"
+			FCALL s 1 s
+			FCALL s 1 l
+			FUNCTION DELETE sortlib
 		`)
 	})
 
