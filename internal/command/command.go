@@ -92,6 +92,16 @@ type Command struct {
 	// registers and creates keys), so it may answer while a client's
 	// earlier calls of it are still on the write path.
 	ReadFirstAfterSame bool
+	// GetKeys, for a command whose keys only parsing finds (SORT's STORE
+	// destination, Redis's getkeys_proc), returns them with their key
+	// spec's flags, in place of the key positions and specs.
+	GetKeys func(argv [][]byte) []FoundKey
+}
+
+// FoundKey is a key argument with the flags of its key spec.
+type FoundKey struct {
+	Key   []byte
+	Flags []string
 }
 
 // IsWrite reports whether the command goes through the write path.
@@ -99,6 +109,13 @@ func (c *Command) IsWrite() bool { return c.Flags&Write != 0 || c.ReadFirst != n
 
 // Keys returns the key arguments of argv according to the key positions.
 func (c *Command) Keys(argv [][]byte) [][]byte {
+	if c.GetKeys != nil {
+		var keys [][]byte
+		for _, k := range c.GetKeys(argv) {
+			keys = append(keys, k.Key)
+		}
+		return keys
+	}
 	if c.FirstKey <= 0 || c.FirstKey >= len(argv) {
 		return nil
 	}
@@ -141,6 +158,8 @@ type Ctx struct {
 	// from the log (a follower, a restart, Replay). Only a live script may
 	// be stopped (script_kill.go).
 	live bool
+	// script: run by a script's redis.call (Redis's CLIENT_SCRIPT).
+	script bool
 }
 
 // MayBlock reports whether a blocking command that finds nothing should

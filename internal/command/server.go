@@ -26,6 +26,10 @@ type KeySpec struct {
 	Keyword   string
 	StartFrom int
 	KeyNum    bool
+	// Unknown: neither where the search begins nor how keys are found can
+	// be told (SORT's BY/GET patterns and STORE); Redis shows both as
+	// "unknown" with empty specs.
+	Unknown   bool
 	LastKey   int
 	KeyStep   int
 	Limit     int
@@ -235,11 +239,12 @@ func WriteInfo(w *resp.Writer, cmd *Command) {
 	w.Int(int64(cmd.Arity))
 	flags := cmd.Flags.Names()
 	specs := cmd.Specs()
+	movable := cmd.GetKeys != nil // keys found by parsing, as Redis's getkeys_proc
 	for _, s := range specs {
-		if s.Keyword != "" || s.KeyNum { // keys found by parsing, as Redis's getkeys_proc
-			flags = append(flags, "movablekeys")
-			break
-		}
+		movable = movable || s.Keyword != "" || s.KeyNum || s.Unknown
+	}
+	if movable {
+		flags = append(flags, "movablekeys")
 	}
 	w.SetLen(len(flags))
 	for _, f := range flags {
@@ -307,6 +312,18 @@ func writeKeySpec(w *resp.Writer, s KeySpec) {
 	w.BulkString("begin_search")
 	w.MapLen(2)
 	w.BulkString("type")
+	if s.Unknown {
+		w.BulkString("unknown")
+		w.BulkString("spec")
+		w.MapLen(0)
+		w.BulkString("find_keys")
+		w.MapLen(2)
+		w.BulkString("type")
+		w.BulkString("unknown")
+		w.BulkString("spec")
+		w.MapLen(0)
+		return
+	}
 	if s.Keyword != "" {
 		w.BulkString("keyword")
 		w.BulkString("spec")
@@ -431,26 +448,26 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 		c.W.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	type found struct {
-		key   []byte
-		flags []string
-	}
-	var keys []found
-	for _, s := range specs {
-		for _, k := range s.Keys(argv) {
-			keys = append(keys, found{k, s.Flags})
+	var keys []FoundKey
+	if cmd.GetKeys != nil {
+		keys = cmd.GetKeys(argv)
+	} else {
+		for _, s := range specs {
+			for _, k := range s.Keys(argv) {
+				keys = append(keys, FoundKey{k, s.Flags})
+			}
 		}
 	}
 	c.W.ArrayLen(len(keys))
 	for _, k := range keys {
 		if !withFlags {
-			c.W.Bulk(k.key)
+			c.W.Bulk(k.Key)
 			continue
 		}
 		c.W.ArrayLen(2)
-		c.W.Bulk(k.key)
-		c.W.SetLen(len(k.flags))
-		for _, f := range k.flags {
+		c.W.Bulk(k.Key)
+		c.W.SetLen(len(k.Flags))
+		for _, f := range k.Flags {
 			c.W.Simple(f)
 		}
 	}

@@ -576,3 +576,21 @@ func FuzzParseFloat(f *testing.F) {
 		}
 	})
 }
+
+// What glibc strtod reports as ERANGE, as SORT sees it (checked against
+// redis-server 7.0: SORT refuses exactly the erange ones).
+func TestStrtodERange(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		erange bool
+	}{
+		{"1", false}, {"inf", false}, {"-inf", false}, {"", false},
+		{"1e400", true}, {"-1e400", true}, {"1e-400", true},
+		{"1e-310", true}, {"4.9406564584124654e-324", true}, {"2.2250738585072011e-308", true},
+		{"2.2250738585072014e-308", false}, {"0x1p-1070", false}, {"0x1.8p-1070", false},
+	} {
+		if _, _, got := StrtodERange([]byte(tc.in)); got != tc.erange {
+			t.Errorf("StrtodERange(%q): erange %v, want %v", tc.in, got, tc.erange)
+		}
+	}
+}

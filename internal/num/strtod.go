@@ -317,3 +317,39 @@ func hasPrefixFold(b []byte, prefix string) bool {
 	}
 	return true
 }
+
+// StrtodERange is Strtod that also reports whether glibc's strtod sets
+// errno to ERANGE: on overflow, on underflow to zero, and when the result is
+// subnormal and inexact ("1e-310", not "0x1p-1070"). SORT rejects a value
+// that sets it.
+func StrtodERange(b []byte) (f float64, n int, erange bool) {
+	f, n, erange = strtod(b)
+	if erange || f == 0 || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) >= 0x1p-1022 {
+		return f, n, erange
+	}
+	s, _ := scan(b)
+	return f, n, !s.isExactly(math.Abs(f))
+}
+
+// isExactly reports whether the magnitude of the number s scanned is x.
+func (s scanned) isExactly(x float64) bool {
+	base := int64(10)
+	if s.hex {
+		base = 16
+	}
+	d, ok := new(big.Int).SetString(string(s.digits), int(base))
+	if !ok {
+		return false
+	}
+	if s.hex {
+		base = 2 // exp is binary
+	}
+	v := new(big.Rat).SetInt(d)
+	scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(base), big.NewInt(max(s.exp, -s.exp)), nil))
+	if s.exp < 0 {
+		v.Quo(v, scale)
+	} else {
+		v.Mul(v, scale)
+	}
+	return v.Cmp(new(big.Rat).SetFloat64(x)) == 0
+}
