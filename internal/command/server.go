@@ -482,6 +482,9 @@ func (c *Command) keySpecs() []KeySpec {
 // the key specs: unlike Keys, it follows numkeys arguments and keywords
 // (ZUNION, EVAL, XREAD ... STREAMS).
 func (c *Command) SpecKeys(argv [][]byte) [][]byte {
+	if c.GetKeys != nil {
+		return c.Keys(argv)
+	}
 	var keys [][]byte
 	for _, s := range c.keySpecs() {
 		keys = append(keys, s.Keys(argv)...)

@@ -281,7 +281,7 @@ func (c *Client) dispatch(argv [][]byte) {
 	// A plain read touches the keys it finds as it looks them up
 	// (store.Tx.Touching), which skips the access table mostly; anything
 	// else touches its keys here.
-	if c.track != nil && cmd.Flags&command.Conn == 0 && !kind.IsWrite() {
+	if c.track != nil && tracksRead(cmd, kind) {
 		c.trackRead(kind, argv)
 	}
 	touch := !noTouch[cmd.Name]

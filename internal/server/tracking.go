@@ -285,6 +285,14 @@ func (t *tracker) disable(c *Client) {
 
 // ---- noting reads ----
 
+// tracksRead reports whether a command's keys are tracked: Redis tracks
+// the read-only commands (PFCOUNT too, which basalt may apply as a write),
+// and the keys of the read-only commands a script calls, which basalt
+// takes to be its declared keys.
+func tracksRead(cmd, kind *command.Command) bool {
+	return cmd.Flags&command.Conn == 0 && (kind.Flags&command.ReadOnly != 0 || cmd.Flags&command.Script != 0)
+}
+
 // trackRead notes the keys of a read c is about to run, if its tracking
 // mode wants them: before the read, so that a write committed while it
 // runs is not missed.
@@ -560,8 +568,10 @@ func (c *Client) trackForwarded(cmd *command.Command, argv [][]byte) {
 	if cmd.Flags&command.Conn != 0 || !kind.ArityOK(len(argv)) {
 		return
 	}
-	if !kind.IsWrite() {
+	if tracksRead(cmd, kind) {
 		c.trackRead(kind, argv)
+	}
+	if !kind.IsWrite() {
 		return
 	}
 	tr, t := c.track, c.srv.tracker

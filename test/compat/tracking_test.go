@@ -201,6 +201,12 @@ func TestTracking(t *testing.T) {
 			W SET a 1
 			T EXISTS a
 			W DEL a
+			T PFCOUNT hll
+			T SORT_RO l
+			T EVAL "return redis.call('get', KEYS[1])" 1 s
+			W PFADD hll x
+			W RPUSH l 3 1 2
+			W SET s 1
 			T CLIENT TRACKING off
 			T GET a
 			W SET a 2
