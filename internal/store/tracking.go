@@ -24,8 +24,7 @@ type Invalidation struct {
 // InvalidationListener receives modified keys of a committed batch.
 type InvalidationListener func(keys []Invalidation)
 
-// SetInvalidation turns the noting of modified keys on for the write Txs
-// started from now on (l non-nil) or off.
+// SetInvalidation turns the noting of modified keys on (l non-nil) or off.
 func (s *Store) SetInvalidation(l InvalidationListener) {
 	s.notifyMu.Lock()
 	s.invalidateFn = l
@@ -39,7 +38,12 @@ func (t *Tx) noteInvalid(key []byte) {
 	if n := len(t.invalid); key == nil && n > 0 && t.invalid[n-1].All && t.invalid[n-1].at == len(t.events) {
 		return // FLUSHALL empties every database: one message, as in Redis
 	}
-	if t.invalidating {
+	// Read at each write, not when the Tx began: a client that turns
+	// tracking on while a group is applied then hears of the keys the
+	// group modifies from then on. (A key the group modified before that
+	// and commits after the client read it is invalidated only by its next
+	// write: the first tracking client's first reads may miss one write.)
+	if t.st.invalidating.Load() {
 		t.invalid = append(t.invalid, Invalidation{Key: bytes.Clone(key), Writer: t.Writer, All: key == nil, at: len(t.events)})
 	}
 }

@@ -109,9 +109,8 @@ type Tx struct {
 	// Client-side caching (tracking.go): Writer is the client whose record
 	// the apply loop applies now (0: none known); the keys modified, if
 	// some client tracks keys.
-	Writer       uint64
-	invalidating bool
-	invalid      []Invalidation
+	Writer  uint64
+	invalid []Invalidation
 
 	local    map[string]any // Local, by member prefix
 	localKey []byte         // Local's scratch
@@ -187,8 +186,7 @@ func (s *Store) WriteTxAfter(prev *Tx, size int) *Tx {
 		b = s.pdb.NewBatchWithSize(size)
 	}
 	t := &Tx{st: s, b: b, countDelta: make([]int64, n), expiresDelta: make([]int64, n),
-		written: writtenMaps.Get().(map[string]pendingMeta), notify: NotifyFlags(s.notify.Load()),
-		invalidating: s.invalidating.Load()}
+		written: writtenMaps.Get().(map[string]pendingMeta), notify: NotifyFlags(s.notify.Load())}
 	if prev != nil && !prev.committed && prev.b != nil {
 		prev.save() // the view holds all of prev for t's iterations
 		t.prev, t.chain = prev, prev.chain
