@@ -28,7 +28,7 @@ import (
 // localCommands run on the node the client is connected to.
 var localCommands = map[string]bool{
 	"auth": true, "hello": true, "quit": true, "reset": true, "shutdown": true, "info": true, "config": true,
-	"client": true, "debug": true, "raft": true, "readonly": true, "readwrite": true,
+	"client": true, "debug": true, "raft": true, "role": true, "readonly": true, "readwrite": true,
 	"command": true, "lolwut": true, "ping": true, "echo": true, "time": true,
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
 	"ssubscribe": true, "sunsubscribe": true, "spublish": true, "pubsub": true,

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/hex"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,56 @@ func init() {
 	connHandlers["readonly"] = func(c *Client, argv [][]byte) { c.readonly = true; c.reply().OK() }
 	connHandlers["readwrite"] = func(c *Client, argv [][]byte) { c.readonly = false; c.reply().OK() }
 	connHandlers["wait"] = cmdWait
+	connHandlers["role"] = cmdRole
+}
+
+// cmdRole is ROLE in Redis's shapes, with Raft indexes for replication
+// offsets: a leader is ["master", applied index, [[host, port, match
+// index] per member]], a follower ["slave", leader host, leader port,
+// "connected" (or "connect" while it knows no leader), applied index]. A
+// lone node is a master with no replicas and offset 0, as Redis alone.
+func cmdRole(c *Client, argv [][]byte) {
+	w := c.reply()
+	sh := c.srv.shard
+	if sh.Lone() {
+		w.ArrayLen(3)
+		w.BulkString("master")
+		w.Int(0)
+		w.ArrayLen(0)
+		return
+	}
+	st := sh.Status()
+	if st.Role == "leader" {
+		var rows [][3]string
+		for _, id := range append(st.Voters, st.Learners...) {
+			pr, ok := st.Progress[id]
+			if id == st.ID || !ok {
+				continue
+			}
+			host, port, _ := net.SplitHostPort(st.Advertised[id])
+			rows = append(rows, [3]string{host, port, strconv.FormatUint(pr.Match, 10)})
+		}
+		w.ArrayLen(3)
+		w.BulkString("master")
+		w.Int(int64(st.Applied))
+		w.ArrayLen(len(rows))
+		for _, r := range rows {
+			w.BulkStrings(r[:])
+		}
+		return
+	}
+	host, port, _ := net.SplitHostPort(st.Advertised[st.Leader])
+	p, _ := strconv.Atoi(port)
+	state := "connected"
+	if st.Leader == 0 {
+		state = "connect"
+	}
+	w.ArrayLen(5)
+	w.BulkString("slave")
+	w.BulkString(host)
+	w.Int(int64(p))
+	w.BulkString(state)
+	w.Int(int64(st.Applied))
 }
 
 // cmdWait is WAIT numreplicas timeout: how many other members of the group

@@ -106,6 +106,30 @@ func TestWait(t *testing.T) {
 	expect(t, follower.Do("SET", "k", "1"), "+OK")
 	expect(t, follower.Do("WAIT", "2", "10000"), ":2")
 
+	// ROLE: the leader lists both followers by client address, a
+	// follower names the leader's.
+	role := leader.Do("ROLE")
+	var ports []string
+	if len(role.Elems) == 3 && role.Elems[0].Str == "master" {
+		for _, r := range role.Elems[2].Elems {
+			ports = append(ports, r.Elems[1].Str)
+		}
+	}
+	sort.Strings(ports)
+	var wantPorts []string
+	for i, n := range c.Nodes {
+		if i != l {
+			wantPorts = append(wantPorts, strconv.Itoa(n.Port))
+		}
+	}
+	sort.Strings(wantPorts)
+	if strings.Join(ports, ",") != strings.Join(wantPorts, ",") {
+		t.Errorf("leader ROLE %v: want replicas on ports %v", role, wantPorts)
+	}
+	if r := follower.Do("ROLE"); len(r.Elems) != 5 || r.Elems[0].Str != "slave" || r.Elems[2].Int != int64(c.Nodes[l].Port) || r.Elems[3].Str != "connected" {
+		t.Errorf("follower ROLE %v: want slave of port %d", r, c.Nodes[l].Port)
+	}
+
 	if err := raftIsolate(c.Nodes[other].Addr, "on"); err != nil {
 		t.Fatal(err)
 	}

@@ -50,3 +50,26 @@ func TestWait(t *testing.T) {
 		}
 	}
 }
+
+// TestRole: ROLE of a lone node is Redis's of a master without replicas.
+// (A cluster's roles are test/cluster's TestWait.)
+func TestRole(t *testing.T) {
+	p := newPair(t)
+	d := p.diff(t)
+	want, got := d.DoBoth("COMMAND", "INFO", "role")
+	sameInfoEntry(t, want.Elems[0], got.Elems[0])
+	d.Run(`
+		ROLE x
+		EVAL "return redis.call('role')" 0
+	`)
+	if testutil.ClusterMode() > 0 {
+		return
+	}
+	d.Run(`
+		ROLE
+		SET k v
+		ROLE
+	`)
+	d.Proto(3)
+	d.Do("ROLE")
+}
