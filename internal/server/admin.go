@@ -649,6 +649,8 @@ var clientHelp = []string{
 	"    Control the replies sent to the current connection.",
 	"SETNAME <name>",
 	"    Assign the name <name> to the current connection.",
+	"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+	"    Unblock the specified blocked client.",
 	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
 	"         [OPTIN] [OPTOUT] [NOLOOP]",
 	"    Control server assisted client side caching.",
@@ -706,6 +708,8 @@ func cmdClient(c *Client, argv [][]byte) {
 		default:
 			c.reply().Error(command.ErrSyntax)
 		}
+	case "unblock":
+		clientUnblock(c, argv)
 	case "tracking":
 		clientTracking(c, argv)
 	case "caching":

@@ -3,9 +3,11 @@ package server
 import (
 	"errors"
 	"net"
+	"strings"
 	"time"
 
 	"basalt/internal/command"
+	"basalt/internal/num"
 	"basalt/internal/shard"
 )
 
@@ -39,9 +41,20 @@ func (c *Client) blockingCall(argv [][]byte) {
 	defer stopWatching()
 	h := c.srv.shard.Blocking(p)
 	busy := command.ScriptBusyC()
+	unblocked := c.blockedUntilUnblock()
+	defer c.blocked.Store(false)
 	for {
 		select {
 		case <-p.Done:
+		case asError := <-unblocked:
+			if withdrawn(h, p) {
+				if asError {
+					w.Error(errUnblocked)
+				} else {
+					w.NullArray() // as a timeout
+				}
+				return
+			}
 		case <-busy:
 			if p.Withdraw() { // queued behind a script past its time limit
 				w.Error(command.ErrBusy)
@@ -107,4 +120,55 @@ func (c *Client) watchDisconnect() (gone <-chan struct{}, stop func()) {
 		<-done
 		c.nc.SetReadDeadline(time.Time{})
 	}
+}
+
+// errUnblocked is what a blocked call answers to CLIENT UNBLOCK ... ERROR.
+const errUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+
+// blockedUntilUnblock marks c as waiting in a blocking call, which CLIENT
+// UNBLOCK may end, and returns the channel its reason comes on. A reason
+// sent as a former call ended is dropped.
+func (c *Client) blockedUntilUnblock() <-chan bool {
+	select {
+	case <-c.unblock:
+	default:
+	}
+	c.blocked.Store(true)
+	return c.unblock
+}
+
+// clientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: it ends another
+// client's blocking call as its timeout would, or with an error, and
+// answers 1; 0 if that client is not blocked. On a follower a client's
+// blocking calls wait on the leader, so they are never blocked here.
+func clientUnblock(c *Client, argv [][]byte) {
+	w := c.reply()
+	asError := false
+	if len(argv) == 4 {
+		switch strings.ToLower(string(argv[3])) {
+		case "timeout":
+		case "error":
+			asError = true
+		default:
+			w.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	} else if len(argv) > 4 {
+		w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(argv[1]) + "'. Try CLIENT HELP.")
+		return
+	}
+	id, ok := num.ParseInt(argv[2])
+	if !ok {
+		w.Error("ERR value is not an integer or out of range")
+		return
+	}
+	if o := c.srv.clientByID(id); o != nil && o.blocked.Load() {
+		select {
+		case o.unblock <- asError:
+			w.Int(1)
+			return
+		default: // unblocked already
+		}
+	}
+	w.Int(0)
 }

@@ -64,6 +64,11 @@ type Client struct {
 	killed    atomic.Bool
 	closeOnce sync.Once
 
+	// blocked is set while a blocking command (or WAIT) waits here;
+	// unblock carries CLIENT UNBLOCK's reason to it (true: ERROR).
+	blocked atomic.Bool
+	unblock chan bool
+
 	sub     *subscriber // set on the first SUBSCRIBE or CLIENT TRACKING (pubsub.go)
 	track   *tracking   // CLIENT TRACKING's state, nil when off (tracking.go)
 	execing bool        // running EXEC's connection commands
@@ -78,6 +83,7 @@ func newClient(s *Server, nc net.Conn) *Client {
 		proto:   2,
 		authed:  s.config().RequirePass == "",
 		created: time.Now(),
+		unblock: make(chan bool, 1),
 	}
 	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads}) // needs c
 	c.rd.MaxBulk = s.config().ProtoMaxBulkLen

@@ -111,6 +111,8 @@ func cmdWait(c *Client, argv [][]byte) {
 	}
 	gone, stopWatching := c.watchDisconnect()
 	defer stopWatching()
+	unblocked := c.blockedUntilUnblock()
+	defer c.blocked.Store(false)
 	// Polled: followers' progress reaches the leader with their append
 	// replies, and a poll costs one call into the Raft loop.
 	poll := time.NewTicker(time.Millisecond)
@@ -124,6 +126,13 @@ func cmdWait(c *Client, argv [][]byte) {
 			return
 		case <-gone:
 			c.closing = true
+			return
+		case asError := <-unblocked:
+			if asError {
+				w.Error(errUnblocked)
+			} else {
+				w.Int(int64(sh.Replicas(index)))
+			}
 			return
 		}
 	}

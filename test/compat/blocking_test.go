@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -215,4 +216,48 @@ func TestBlocking(t *testing.T) {
 		d.Do("RPUSH", "w", "finally")
 		b.expect(t, "BLPOP after unrelated writes")
 	})
+}
+
+// TestClientUnblock: CLIENT UNBLOCK ends another client's blocking call as
+// its timeout would, or with an error, for each blocking command and WAIT.
+func TestClientUnblock(t *testing.T) {
+	p := newPair(t)
+	d := p.diff(t)
+	d.Run(`
+		CLIENT UNBLOCK 999999
+		CLIENT UNBLOCK x
+		CLIENT UNBLOCK 1 foo
+		CLIENT UNBLOCK x foo
+		CLIENT UNBLOCK 1 timeout extra
+	`)
+	want, got := d.DoBoth("COMMAND", "INFO", "client|unblock")
+	sameInfoEntry(t, want.Elems[0], got.Elems[0])
+	if testutil.ClusterMode() > 0 {
+		return // a follower's client blocks on the leader's connection, not here
+	}
+	for _, call := range [][]string{
+		{"BLPOP", "q", "0"}, {"BRPOPLPUSH", "q", "d", "0"}, {"BLMOVE", "q", "d", "LEFT", "LEFT", "0"},
+		{"XREAD", "BLOCK", "0", "STREAMS", "s", "$"}, {"BZPOPMIN", "z", "0"}, {"BLMPOP", "0", "1", "q", "LEFT"},
+		{"WAIT", "1", "0"},
+	} {
+		for _, mode := range []string{"TIMEOUT", "ERROR"} {
+			var replies [2][2]string
+			for i, addr := range []string{p.redis.Addr, p.basalt.Addr} {
+				b, w := testutil.Dial(t, addr), testutil.Dial(t, addr)
+				id := b.Do("CLIENT", "ID").Int
+				b.Send(testutil.Command(call...))
+				// Until it waits: CLIENT UNBLOCK answers 0 before.
+				deadline := time.Now().Add(5 * time.Second)
+				r := w.Do("CLIENT", "UNBLOCK", strconv.FormatInt(id, 10), mode)
+				for r.Int == 0 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+					r = w.Do("CLIENT", "UNBLOCK", strconv.FormatInt(id, 10), mode)
+				}
+				replies[i] = [2]string{r.String(), b.Read().String()}
+			}
+			if replies[0] != replies[1] {
+				t.Errorf("%v, CLIENT UNBLOCK %s: want %v, got %v", call, mode, replies[0], replies[1])
+			}
+		}
+	}
 }
