@@ -77,18 +77,7 @@ func (nd *notifyDiff) run(script string) {
 func (nd *notifyDiff) compare(where string) {
 	nd.t.Helper()
 	nd.n++
-	marker := strconv.Itoa(nd.n)
-	var got [2][]string
-	for i, c := range []*testutil.Conn{nd.d.Want, nd.d.Got} {
-		c.Do("PUBLISH", notifyMarker, marker)
-		for {
-			r := nd.sub[i].Read()
-			if len(r.Elems) == 3 && r.Elems[1].Str == notifyMarker && r.Elems[2].Str == marker {
-				break
-			}
-			got[i] = append(got[i], r.String())
-		}
-	}
+	got := messagesBefore([2]*testutil.Conn{nd.d.Want, nd.d.Got}, nd.sub, notifyMarker, strconv.Itoa(nd.n))
 	if !slices.Equal(got[0], got[1]) {
 		nd.t.Errorf("%s: keyspace notifications differ\n  want: %s\n  got:  %s", where,
 			strings.Join(got[0], "\n        "), strings.Join(got[1], "\n        "))

@@ -28,3 +28,21 @@ func (p *pair) diff(t *testing.T) *testutil.Diff {
 func (p *pair) conn(t *testing.T) *testutil.Diff {
 	return testutil.NewDiff(t, p.redis.Addr, p.basalt.Addr)
 }
+
+// messagesBefore publishes marker on channel through pub on each server
+// (redis's, basalt's) and returns, per server, what sub got before the
+// marker came: in a cluster PUBLISH goes through the log, so whatever the
+// writes before it made the follower send comes first there too.
+func messagesBefore(pub, sub [2]*testutil.Conn, channel, marker string) (got [2][]string) {
+	for i := range pub {
+		pub[i].Do("PUBLISH", channel, marker)
+		for {
+			r := sub[i].Read()
+			if len(r.Elems) == 3 && r.Elems[1].Str == channel && r.Elems[2].Str == marker {
+				break
+			}
+			got[i] = append(got[i], r.String())
+		}
+	}
+	return got
+}

@@ -93,18 +93,7 @@ func (td *trackDiff) replyOf(c *testutil.Conn, args []string) []string {
 func (td *trackDiff) compareMessages(where string) {
 	td.t.Helper()
 	td.n++
-	marker := strconv.Itoa(td.n)
-	var got [2][]string
-	for i := range td.tr {
-		td.wr[i].Do("PUBLISH", trackMarker, marker)
-		for {
-			r := td.msgs[i].Read()
-			if len(r.Elems) == 3 && r.Elems[1].Str == trackMarker && r.Elems[2].Str == marker {
-				break
-			}
-			got[i] = append(got[i], r.String())
-		}
-	}
+	got := messagesBefore(td.wr, td.msgs, trackMarker, strconv.Itoa(td.n))
 	if !slices.Equal(got[0], got[1]) {
 		td.t.Errorf("after %s: messages differ\n  want: %s\n  got:  %s", where,
 			strings.Join(got[0], "\n        "), strings.Join(got[1], "\n        "))
