@@ -4,8 +4,7 @@
 // search shape, and haversine distances. Every step is done in the same
 // order and precision as Redis, so that scores, decoded positions, the
 // cells a search visits and the distances it finds are Redis's, bit for
-// bit (up to the last-bit accuracy of math.Sin, Cos and Asin against
-// glibc's).
+// bit, but for glibc's rare misrounding of sin, cos and asin (libm.go).
 package geohash
 
 import "math"
@@ -280,8 +279,8 @@ func (s *Shape) boundingBox() (minLon, minLat, maxLon, maxLat float64) {
 		height, width = s.Conversion*(s.Height/2), s.Conversion*(s.Width/2)
 	}
 	latDelta := radDeg(height / EarthRadius)
-	top := radDeg(width / EarthRadius / math.Cos(degRad(s.Lat+latDelta)))
-	bottom := radDeg(width / EarthRadius / math.Cos(degRad(s.Lat-latDelta)))
+	top := radDeg(width / EarthRadius / cos(degRad(s.Lat+latDelta)))
+	bottom := radDeg(width / EarthRadius / cos(degRad(s.Lat-latDelta)))
 	delta := top
 	if s.Lat < 0 {
 		delta = bottom
@@ -345,10 +344,10 @@ func (s *Shape) Cells() [9]Bits {
 func Distance(lon1, lat1, lon2, lat2 float64) float64 {
 	lat1r, lon1r := degRad(lat1), degRad(lon1)
 	lat2r, lon2r := degRad(lat2), degRad(lon2)
-	u := math.Sin((lat2r - lat1r) / 2)
-	v := math.Sin((lon2r - lon1r) / 2)
-	a := float64(u*u) + float64(float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v)*v)
-	return 2.0 * EarthRadius * math.Asin(math.Sqrt(a))
+	u := sin((lat2r - lat1r) / 2)
+	v := sin((lon2r - lon1r) / 2)
+	a := float64(u*u) + float64(float64(float64(cos(lat1r)*cos(lat2r))*v)*v)
+	return 2.0 * EarthRadius * asin(math.Sqrt(a))
 }
 
 // Contains reports whether the position (lon, lat) is within s, and its

@@ -13,7 +13,7 @@ import (
 // geoExactDist says whether distances stored by STOREDIST are compared
 // whole; otherwise only their members are. Lines of the scripts ending in
 // DIST are ZRANGEs of such a set (see geoDist).
-const geoExactDist = false
+const geoExactDist = true
 
 // geoDist turns a command ending in DIST into ZRANGE ... WITHSCORES when
 // geoExactDist, else into the plain ZRANGE.
