@@ -174,9 +174,33 @@ func geoReplyCoord(c *Ctx, f float64) {
 	c.W.Bulk(b)
 }
 
-// geoReplyDist writes a distance as Redis does: a bulk string "%.4f".
+// geoReplyDist writes a distance as Redis 7.0 does (fixedpoint_d2string):
+// a bulk string with 4 decimals of llrint(d*10000), the product rounded
+// to a double first and halves to even, so it differs from "%.4f" when
+// d*10000 rounds to a half.
 func geoReplyDist(c *Ctx, d float64) {
-	c.W.Bulk(strconv.AppendFloat(make([]byte, 0, 24), d, 'f', 4, 64))
+	r := math.RoundToEven(d * 10000)
+	neg, u := false, uint64(0)
+	switch {
+	case !(r >= -(1<<63) && r < 1<<63): // llrint's invalid result, LLONG_MIN
+		neg, u = true, 1<<63
+	case r < 0:
+		neg, u = true, uint64(-int64(r))
+	default:
+		u = uint64(int64(r))
+	}
+	b := make([]byte, 0, 24)
+	if neg {
+		b = append(b, '-')
+	}
+	digits := strconv.FormatUint(u, 10)
+	for len(digits) < 5 {
+		digits = "0" + digits
+	}
+	b = append(b, digits[:len(digits)-4]...)
+	b = append(b, '.')
+	b = append(b, digits[len(digits)-4:]...)
+	c.W.Bulk(b)
 }
 
 // GEOADD key [NX|XX] [CH] lon lat member ... is ZADD with the positions'

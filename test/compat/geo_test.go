@@ -462,6 +462,21 @@ func TestGeo(t *testing.T) {
 		`)
 	})
 
+	t.Run("Halves", func(t *testing.T) {
+		// Distances whose 10000-fold rounds to a half: Redis rounds it to
+		// even (llrint), not as "%.4f" would.
+		geoBoth(t, p, `
+			GEOADD h -126.01218312978745 -59.6329386573461 a -96.10026866197586 32.36070012812155 b 89.61428493261337 -85.04999956172352 c
+			GEOSEARCH h FROMLONLAT 138.050086 -73.135238 BYRADIUS 4000000 m WITHDIST
+			GEOSEARCH h FROMLONLAT -143.232298 41.504274 BYRADIUS 4300000 m WITHDIST
+			GEOSEARCH h FROMLONLAT 17.490490 -33.039963 BYRADIUS 6200000 m WITHDIST
+			GEOADD z 0 0 o 0.000001 0 p
+			GEODIST z o p
+			GEODIST z o p km
+			GEODIST z o o
+		`)
+	})
+
 	t.Run("CommandInfo", func(t *testing.T) {
 		d := p.diff(t)
 		for _, name := range []string{"geoadd", "geodist", "geohash", "geopos", "georadius", "georadius_ro",
