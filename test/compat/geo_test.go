@@ -290,6 +290,22 @@ func TestGeo(t *testing.T) {
 			GEORADIUS m 1 1 500 km STORE m2
 			GEOSEARCH m2 FROMMEMBER b BYRADIUS 500 km ASC
 			EXEC
+			WATCH dst
+			GEORADIUS Sicily 15 37 200 km STORE dst
+			MULTI
+			PING
+			EXEC
+			WATCH Sicily dst
+			GEORADIUS Sicily 15 37 200 km
+			GEOADD Sicily 13.361389 38.115556 "Palermo"
+			MULTI
+			PING
+			EXEC
+			WATCH Sicily
+			GEOADD Sicily 13.37 38.2 "Palermo"
+			MULTI
+			PING
+			EXEC
 		`)
 		// Redis's keyspace events for the STORE forms.
 		for _, c := range []*testutil.Conn{d.Want, d.Got} {
@@ -459,6 +475,20 @@ func TestGeo(t *testing.T) {
 			GEOSEARCH w FROMMEMBER p10_10 BYRADIUS 8000 km COUNT 3 ANY
 			GEORADIUS w 180 85.05112878 1000 km WITHDIST
 			GEORADIUS w -180 -85.05112878 6000 km WITHDIST DESC
+		`)
+	})
+
+	t.Run("Ties", func(t *testing.T) {
+		// Equal distances keep the order the scan found them in (glibc's
+		// qsort is a stable merge sort).
+		geoBoth(t, p, `
+			GEOADD t 10 10 e 10 10 d 10 10 c 10 10 b 10 10 a 10.1 10 x 9.9 10 y 10 10.1 n 10 9.9 s
+			GEOSEARCH t FROMLONLAT 10 10 BYRADIUS 100 km ASC
+			GEOSEARCH t FROMLONLAT 10 10 BYRADIUS 100 km DESC WITHDIST
+			GEOSEARCH t FROMLONLAT 10 10 BYRADIUS 100 km COUNT 9
+			GEOSEARCH t FROMLONLAT 10 10 BYRADIUS 100 km DESC COUNT 9
+			GEOSEARCH t FROMLONLAT 10 10 BYRADIUS 100 km COUNT 1 ANY
+			GEOSEARCH t FROMLONLAT 10 10 BYRADIUS 100 km COUNT 3 ANY DESC
 		`)
 	})
 
