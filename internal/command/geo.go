@@ -520,8 +520,7 @@ func geoSearchGeneric(c *Ctx, src, kind int, readFirst bool) (answered bool) {
 		return true
 	}
 	if order != 0 {
-		// Redis sorts with qsort, glibc's merge sort: stable.
-		slices.SortStableFunc(pts, func(a, b geoPoint) int {
+		cmp := func(a, b *geoPoint) int {
 			switch {
 			case a.dist > b.dist:
 				return order
@@ -529,7 +528,13 @@ func geoSearchGeneric(c *Ctx, src, kind int, readFirst bool) (answered bool) {
 				return -order
 			}
 			return 0
-		})
+		}
+		if count == 0 || int64(len(pts)) <= count {
+			// Redis's qsort is glibc's merge sort: stable.
+			slices.SortStableFunc(pts, func(a, b geoPoint) int { return cmp(&a, &b) })
+		} else {
+			geoPartialSort(pts, 0, len(pts), cmp, 0, int(count)-1)
+		}
 	}
 	if count != 0 && int64(len(pts)) > count {
 		pts = pts[:count]
@@ -612,4 +617,111 @@ func geoScan(z *zset, shape *geohash.Shape, limit int64) []geoPoint {
 		last = i
 	}
 	return pts
+}
+
+// geoPartialSort is Redis's pqsort (pqsort.c): Bentley and McIlroy's
+// quicksort (without BSD's switch to insertion sort when a pass swaps
+// nothing) that only recurses into the parts holding positions lo..hi,
+// which it leaves as a full sort would. It is not stable, and which of
+// equal elements come first is part of Redis's reply, so it is done the
+// same way step by step on a[base:base+n].
+func geoPartialSort(a []geoPoint, base, n int, cmp func(x, y *geoPoint) int, lo, hi int) {
+	swap := func(i, j int) { a[i], a[j] = a[j], a[i] }
+	insertion := func(base, n int) {
+		for m := base + 1; m < base+n; m++ {
+			for l := m; l > base && cmp(&a[l-1], &a[l]) > 0; l-- {
+				swap(l, l-1)
+			}
+		}
+	}
+	med3 := func(i, j, k int) int {
+		if cmp(&a[i], &a[j]) < 0 {
+			if cmp(&a[j], &a[k]) < 0 {
+				return j
+			}
+			if cmp(&a[i], &a[k]) < 0 {
+				return k
+			}
+			return i
+		}
+		if cmp(&a[j], &a[k]) > 0 {
+			return j
+		}
+		if cmp(&a[i], &a[k]) < 0 {
+			return i
+		}
+		return k
+	}
+	vecswap := func(i, j, n int) {
+		for k := range n {
+			swap(i+k, j+k)
+		}
+	}
+	// overlaps reports whether a[first..last] holds a position of lo..hi.
+	overlaps := func(first, last int) bool {
+		return !(lo < first && hi < first || lo > last && hi > last)
+	}
+	for {
+		if n < 7 {
+			insertion(base, n)
+			return
+		}
+		pm := base + n/2
+		if n > 7 {
+			pl, pn := base, base+n-1
+			if n > 40 {
+				d := n / 8
+				pl = med3(pl, pl+d, pl+2*d)
+				pm = med3(pm-d, pm, pm+d)
+				pn = med3(pn-2*d, pn-d, pn)
+			}
+			pm = med3(pl, pm, pn)
+		}
+		swap(base, pm)
+		pa, pb := base+1, base+1
+		pc, pd := base+n-1, base+n-1
+		for {
+			for pb <= pc {
+				r := cmp(&a[pb], &a[base])
+				if r > 0 {
+					break
+				}
+				if r == 0 {
+					swap(pa, pb)
+					pa++
+				}
+				pb++
+			}
+			for pb <= pc {
+				r := cmp(&a[pc], &a[base])
+				if r < 0 {
+					break
+				}
+				if r == 0 {
+					swap(pc, pd)
+					pd--
+				}
+				pc--
+			}
+			if pb > pc {
+				break
+			}
+			swap(pb, pc)
+			pb++
+			pc--
+		}
+		pn := base + n
+		r := min(pa-base, pb-pa)
+		vecswap(base, pb-r, r)
+		r = min(pd-pc, pn-pd-1)
+		vecswap(pb, pn-r, r)
+		if r = pb - pa; r > 1 && overlaps(base, base+r-1) {
+			geoPartialSort(a, base, r, cmp, lo, hi)
+		}
+		r = pd - pc
+		if r <= 1 || !overlaps(pn-r, pn-1) {
+			return
+		}
+		base, n = pn-r, r
+	}
 }
