@@ -37,9 +37,11 @@ func (a dd) add(b dd) dd {
 
 func (a dd) neg() dd { return dd{-a.hi, -a.lo} }
 
+// mul keeps its cross products rounded (float64 forbids a fused
+// multiply-add), so that every architecture computes the same bits.
 func (a dd) mul(b dd) dd {
 	p := twoProd(a.hi, b.hi)
-	return quickTwoSum(p.hi, p.lo+(a.hi*b.lo+a.lo*b.hi))
+	return quickTwoSum(p.hi, p.lo+(float64(a.hi*b.lo)+float64(a.lo*b.hi)))
 }
 
 // divF divides by a double.
