@@ -290,6 +290,13 @@ func TestGeo(t *testing.T) {
 			GEORADIUS m 1 1 500 km STORE m2
 			GEOSEARCH m2 FROMMEMBER b BYRADIUS 500 km ASC
 			EXEC
+			EVAL "return redis.call('GEORADIUS', KEYS[1], 15, 37, 200, 'km', 'WITHDIST', 'WITHCOORD', 'ASC')" 1 Sicily
+			EVAL "return redis.call('GEORADIUS', KEYS[1], 15, 37, 200, 'km', 'STOREDIST', KEYS[2])" 2 Sicily sd
+			EVAL_RO "return redis.call('GEORADIUS_RO', KEYS[1], 15, 37, 200, 'km', 'WITHHASH')" 1 Sicily
+			EVAL_RO "return redis.call('GEORADIUS', KEYS[1], 15, 37, 200, 'km')" 1 Sicily
+			EVAL_RO "return redis.call('GEOPOS', KEYS[1], 'Palermo')" 1 Sicily
+			EVAL_RO "return redis.call('GEODIST', KEYS[1], 'Palermo', 'Catania')" 1 Sicily
+			ZRANGE sd 0 -1 WITHSCORES
 			WATCH dst
 			GEORADIUS Sicily 15 37 200 km STORE dst
 			MULTI
