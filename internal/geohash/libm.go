@@ -1,6 +1,9 @@
 package geohash
 
-import "math"
+import (
+	"math"
+	"math/big"
+)
 
 // Redis computes distances with glibc's sin, cos and asin, which round to
 // the nearest double but for about one call in 1300, while Go's math
@@ -61,6 +64,45 @@ var pio2 = [3]float64{
 	math.Float64frombits(0xB91F1976B7ED8FBC),
 }
 
+// Coefficients of the series of sin (r times a series in r²) and cos:
+// (-1)^k/(2k+1)! and (-1)^k/(2k)!, k = 0..14 (the rest is below 1e-33 on
+// |r| <= π/4).
+var sinCoef, cosCoef [15]dd
+
+func init() {
+	fact := big.NewFloat(1).SetPrec(256)
+	for n := 1; n <= 29; n++ {
+		fact.Mul(fact, big.NewFloat(float64(n)))
+		inv := new(big.Float).SetPrec(256).Quo(big.NewFloat(1), fact)
+		if (n/2)%2 == 1 {
+			inv.Neg(inv)
+		}
+		hi, _ := inv.Float64()
+		lo, _ := new(big.Float).Sub(inv, big.NewFloat(hi)).Float64()
+		if n%2 == 1 {
+			sinCoef[n/2] = dd{hi, lo}
+		} else {
+			cosCoef[n/2] = dd{hi, lo}
+		}
+	}
+	cosCoef[0] = dd{1, 0}
+}
+
+// series returns the sum of coef[k]·x^k. The terms from k = 5 on are at
+// most 3e-8 of the sum on |r| <= π/4, so they are summed in float64 (an
+// error near 1e-24 of the sum) and the first five in double-double.
+func series(x dd, coef *[15]dd) dd {
+	t := coef[14].hi
+	for k := 13; k >= 5; k-- {
+		t = float64(t*x.hi) + coef[k].hi
+	}
+	acc := dd{t, 0}
+	for k := 4; k >= 0; k-- {
+		acc = acc.mul(x).add(coef[k])
+	}
+	return acc
+}
+
 // sinCosDD returns sin x and cos x for |x| < 8 (only the one asked for
 // when one is: sin when wantSin, else cos).
 func sinCosDD(x dd, both, wantSin bool) (s, c dd) {
@@ -73,27 +115,13 @@ func sinCosDD(x dd, both, wantSin bool) (s, c dd) {
 	}
 	// Taylor series on |r| <= π/4. Quadrants 1 and 3 swap sin and cos.
 	odd := int(k)&1 == 1
-	needSin := both || wantSin != odd
-	needCos := both || wantSin == odd
 	r2 := r.mul(r)
-	term, sum := r, r
-	for i := 1; i < 40 && needSin; i++ {
-		term = term.mul(r2).divF(float64(2*i) * float64(2*i+1)).neg()
-		sum = sum.add(term)
-		if math.Abs(term.hi) < 1e-36*math.Abs(sum.hi) || term.hi == 0 {
-			break
-		}
+	if both || wantSin != odd {
+		s = r.mul(series(r2, &sinCoef))
 	}
-	s = sum
-	term, sum = dd{1, 0}, dd{1, 0}
-	for i := 1; i < 40 && needCos; i++ {
-		term = term.mul(r2).divF(float64(2*i-1) * float64(2*i)).neg()
-		sum = sum.add(term)
-		if math.Abs(term.hi) < 1e-36 || term.hi == 0 {
-			break
-		}
+	if both || wantSin == odd {
+		c = series(r2, &cosCoef)
 	}
-	c = sum
 	switch int(k) & 3 {
 	case 1:
 		s, c = c, s.neg()
