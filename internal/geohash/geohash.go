@@ -350,17 +350,51 @@ func Distance(lon1, lat1, lon2, lat2 float64) float64 {
 	return 2.0 * EarthRadius * asin(math.Sqrt(a))
 }
 
+// roughDistance is Distance with Go's math functions: off by a few ulps
+// in a, the haversine, which moves the distance by less than
+// roughSlack(d) (near antipodes, where asin is steep, by up to 0.4 m).
+func roughDistance(lon1, lat1, lon2, lat2 float64) float64 {
+	lat1r, lon1r := degRad(lat1), degRad(lon1)
+	lat2r, lon2r := degRad(lat2), degRad(lon2)
+	u := math.Sin((lat2r - lat1r) / 2)
+	v := math.Sin((lon2r - lon1r) / 2)
+	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
+	return 2.0 * EarthRadius * math.Asin(math.Sqrt(a))
+}
+
+// beyond and within report whether a rough distance is surely above, or
+// surely not above, limit, so that the exact one (which costs several
+// times more) need not be computed to tell. Near the antipode (a rough
+// distance above 20000 km) they never tell: there a, the haversine, may
+// round above 1 and the exact distance be NaN, which Redis counts as
+// within any radius.
+func beyond(rough, limit float64) bool {
+	return rough < 20e6 && rough > limit+1+limit*1e-9
+}
+
+func within(rough, limit float64) bool {
+	return rough < 20e6 && rough < limit-1-limit*1e-9
+}
+
 // Contains reports whether the position (lon, lat) is within s, and its
-// distance from s's center in metres.
+// distance from s's center in metres. Most candidates of a search are
+// outside: they are told apart with the rough distance first.
 func (s *Shape) Contains(lon, lat float64) (dist float64, ok bool) {
 	if !s.Box {
+		limit := s.Radius * s.Conversion
+		if beyond(roughDistance(s.Lon, s.Lat, lon, lat), limit) {
+			return 0, false
+		}
 		dist = Distance(s.Lon, s.Lat, lon, lat)
-		return dist, dist <= s.Radius*s.Conversion
+		return dist, dist <= limit
 	}
-	widthM, heightM := s.Width*s.Conversion, s.Height*s.Conversion
-	lonDist := Distance(lon, lat, s.Lon, lat)
-	latDist := Distance(lon, lat, lon, s.Lat)
-	if lonDist > widthM/2 || latDist > heightM/2 {
+	halfW, halfH := s.Width*s.Conversion/2, s.Height*s.Conversion/2
+	lonD, latD := roughDistance(lon, lat, s.Lon, lat), roughDistance(lon, lat, lon, s.Lat)
+	if beyond(lonD, halfW) || beyond(latD, halfH) {
+		return 0, false
+	}
+	if !within(lonD, halfW) && Distance(lon, lat, s.Lon, lat) > halfW ||
+		!within(latD, halfH) && Distance(lon, lat, lon, s.Lat) > halfH {
 		return 0, false
 	}
 	return Distance(s.Lon, s.Lat, lon, lat), true

@@ -71,3 +71,31 @@ func BenchmarkDistance(b *testing.B) {
 		Distance(13.36, 38.11, 15.08+float64(i&1023)*1e-3, 37.5)
 	}
 }
+
+// roughDistance stays within the slack beyond and within allow, antipodes
+// included.
+func TestRoughDistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	worst := 0.0
+	for i := range 200000 {
+		lon1, lat1 := rng.Float64()*360-180, rng.Float64()*170-85
+		lon2, lat2 := rng.Float64()*360-180, rng.Float64()*170-85
+		switch i % 4 {
+		case 1: // near the antipode
+			lon2, lat2 = lon1-180+rng.NormFloat64()*1e-6, -lat1+rng.NormFloat64()*1e-6
+		case 2: // near each other
+			lon2, lat2 = lon1+rng.NormFloat64()*1e-3, lat1+rng.NormFloat64()*1e-3
+		}
+		d, r := Distance(lon1, lat1, lon2, lat2), roughDistance(lon1, lat1, lon2, lat2)
+		if beyond(r, d) || within(r, d) {
+			t.Fatalf("%v,%v %v,%v: exact %v, rough %v", lon1, lat1, lon2, lat2, d, r)
+		}
+		if math.IsNaN(d) != math.IsNaN(r) && r < 20e6 {
+			t.Fatalf("%v,%v %v,%v: exact %v, rough %v", lon1, lat1, lon2, lat2, d, r)
+		}
+		if !math.IsNaN(d) && !math.IsNaN(r) {
+			worst = max(worst, math.Abs(d-r))
+		}
+	}
+	t.Logf("worst difference %g m", worst)
+}
