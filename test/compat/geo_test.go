@@ -314,6 +314,26 @@ func TestGeo(t *testing.T) {
 			PING
 			EXEC
 		`)
+		// A pipeline's searches see its writes before them.
+		var pipe []byte
+		cmds := [][]string{
+			{"GEOADD", "pipe", "1", "1", "a"},
+			{"GEORADIUS", "pipe", "1", "1", "10", "km"},
+			{"GEOADD", "pipe", "1.01", "1", "b"},
+			{"GEORADIUSBYMEMBER", "pipe", "a", "10", "km", "ASC", "WITHDIST"},
+			{"GEORADIUS", "pipe", "1", "1", "10", "km", "STORE", "pipe2"},
+			{"GEOSEARCH", "pipe2", "FROMMEMBER", "b", "BYBOX", "5", "5", "km"},
+		}
+		for _, c := range cmds {
+			pipe = append(pipe, testutil.Command(c...)...)
+		}
+		d.Want.Send(pipe)
+		d.Got.Send(pipe)
+		for _, c := range cmds {
+			if err := testutil.Compare(c, d.Want.Read(), d.Got.Read()); err != nil {
+				t.Error(err)
+			}
+		}
 		// Redis's keyspace events for the STORE forms.
 		for _, c := range []*testutil.Conn{d.Want, d.Got} {
 			c.Do("CONFIG", "SET", "notify-keyspace-events", "KEA")
