@@ -10,39 +10,6 @@ import (
 	"basalt/internal/testutil"
 )
 
-// geoExactDist says whether distances stored by STOREDIST are compared
-// whole; otherwise only their members are. Lines of the scripts ending in
-// DIST are ZRANGEs of such a set (see geoDist).
-const geoExactDist = true
-
-// geoDist turns a command ending in DIST into ZRANGE ... WITHSCORES when
-// geoExactDist, else into the plain ZRANGE.
-func geoDist(args ...string) []string {
-	if args[len(args)-1] != "DIST" {
-		return args
-	}
-	if geoExactDist {
-		return append(args[:len(args)-1], "WITHSCORES")
-	}
-	return args[:len(args)-1]
-}
-
-// geoRun is d.Run with geoDist applied to each line.
-func geoRun(d *testutil.Diff, script string) {
-	var lines []string
-	for _, line := range strings.Split(script, "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasSuffix(line, " DIST") {
-			line = strings.TrimSuffix(line, " DIST")
-			if geoExactDist {
-				line += " WITHSCORES"
-			}
-		}
-		lines = append(lines, line)
-	}
-	d.Run(strings.Join(lines, "\n"))
-}
-
 // geoBoth runs script on an empty key space in RESP2, then again in RESP3.
 func geoBoth(t *testing.T, p *pair, script string) {
 	t.Helper()
@@ -51,7 +18,7 @@ func geoBoth(t *testing.T, p *pair, script string) {
 		if proto == 3 {
 			d.Proto(3)
 		}
-		geoRun(d, script)
+		d.Run(script)
 	}
 }
 
@@ -100,17 +67,17 @@ func TestGeo(t *testing.T) {
 			GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYBOX 400 400 km ASC COUNT 3
 			ZRANGE dst 0 -1 WITHSCORES
 			GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYBOX 400 400 km ASC COUNT 3 STOREDIST
-			ZRANGE dst 0 -1 DIST
+			ZRANGE dst 0 -1 WITHSCORES
 			GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 1 m
 			EXISTS dst
 			GEORADIUS Sicily 15 37 200 km STORE dst2
 			ZRANGE dst2 0 -1 WITHSCORES
 			GEORADIUS Sicily 15 37 200 km STOREDIST dst2 DESC
-			ZRANGE dst2 0 -1 DIST
+			ZRANGE dst2 0 -1 WITHSCORES
 			GEORADIUSBYMEMBER Sicily Palermo 200 km STORE dst3 COUNT 1
 			ZRANGE dst3 0 -1 WITHSCORES
 			GEORADIUSBYMEMBER Sicily Palermo 200 km STOREDIST dst3
-			ZRANGE dst3 0 -1 DIST
+			ZRANGE dst3 0 -1 WITHSCORES
 			SET str x
 			GEORADIUS Sicily 15 37 200 km STORE str
 			TYPE str
@@ -270,7 +237,7 @@ func TestGeo(t *testing.T) {
 
 	t.Run("Store", func(t *testing.T) {
 		d := p.diff(t)
-		geoRun(d, `
+		d.Run(`
 			GEOADD Sicily 13.361389 38.115556 "Palermo" 15.087269 37.502669 "Catania"
 			SET dst x
 			GEORADIUS Sicily 15 37 1 m STORE dst
@@ -281,7 +248,7 @@ func TestGeo(t *testing.T) {
 			SET dst x
 			GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 300 km STOREDIST
 			TYPE dst
-			ZRANGE dst 0 -1 DIST
+			ZRANGE dst 0 -1 WITHSCORES
 			GEOSEARCHSTORE Sicily Sicily FROMLONLAT 15 37 BYRADIUS 100 km
 			ZRANGE Sicily 0 -1 WITHSCORES
 			MULTI
@@ -443,7 +410,7 @@ func TestGeo(t *testing.T) {
 				d.Do(append(search, "COUNT", n, "ANY", "WITHCOORD")...)
 				store := append(append(append([]string{"GEOSEARCHSTORE", "dst", "pts"}, from...), by...), "COUNT", n, "STOREDIST")
 				d.Do(store...)
-				d.Do(geoDist("ZRANGE", "dst", "0", "-1", "DIST")...)
+				d.Do("ZRANGE", "dst", "0", "-1", "WITHSCORES")
 				store = append(append([]string{"GEOSEARCHSTORE", "dst", "pts"}, from...), by...)
 				d.Do(store...)
 				d.Do("ZRANGE", "dst", "0", "-1", "WITHSCORES")
