@@ -147,6 +147,11 @@ func TestGeo(t *testing.T) {
 			GEODIST str a b yd
 			ZADD plain 0 z -1 neg 4503599627370495 top 4503599627370496 over 1e30 huge 3.5 frac
 			GEOPOS plain z neg top over huge frac
+			ZADD plain inf pinf -inf ninf 1e19 big63 2e19 big64 -1e19 nbig -1e-300 tinyneg
+			GEOPOS plain pinf ninf big63 big64 nbig tinyneg
+			GEOHASH plain pinf ninf big63 big64 nbig tinyneg
+			GEODIST plain pinf big63
+			GEOSEARCH plain FROMMEMBER pinf BYRADIUS 30000 km WITHHASH WITHCOORD
 			GEOHASH plain z top frac
 			GEODIST plain z top
 		`)
