@@ -1,6 +1,6 @@
 // Package model is a model-based property test of basalt against
 // redis-server: rapid generates random command sequences over a small key set
-// (hashes, lists, sets, sorted sets, strings and generic key commands,
+// (hashes, lists, sets, sorted sets and geo sets, strings and generic key commands,
 // wrong-type use included), each command goes to both servers and the replies
 // must match. redis-server is the model.
 //
@@ -76,6 +76,10 @@ var (
 	scores   = []string{"0", "1", "-1", "2", "2.5", "-2.5", "1e3", "inf", "-inf", "+inf", "-0", "nan", "abc", "0x10", "9007199254740993", "1e-320"}
 	incrs    = []string{"1", "-1", "0", "2.5", "-0.5", "1e308", "inf", "-inf", "1e17", "x"}
 	sranges  = []string{"-inf", "+inf", "0", "(0", "1", "(1", "-1", "(-1", "2.5", "(2.5", "inf", "(inf", "x", "(", "[1"}
+	lons     = []string{"0", "13.361389", "15.087269", "-180", "180", "179.9999", "-0", "1e-7", "181", "x"}
+	lats     = []string{"0", "38.115556", "37.502669", "85.05112878", "-85.05112878", "-85.06", "1e-7", "y"}
+	radii    = []string{"0", "1", "150", "200", "5000", "30000", "-1", "inf", "x"}
+	units    = []string{"m", "km", "KM", "mi", "ft", "yd"}
 	lranges  = []string{"-", "+", "[a", "(a", "[b", "(b", "[c", "(d", "[1", "[", "(", "a"}
 )
 
@@ -465,6 +469,70 @@ var generators = []func(g g) cmd{
 		return c(exact, args...)
 	},
 	func(g g) cmd { return c(scan, "ZSCAN", g.key('z'), "0", "COUNT", "1000") },
+
+	// geo sets, which are sorted sets (ZADD's scores decoded as positions)
+	func(g g) cmd {
+		args := []string{"GEOADD", g.key('z')}
+		for _, opts := range [][]string{{"NX", "XX"}, {"CH"}} {
+			if g.n(0, 3) == 0 {
+				args = append(args, g.of("opt", opts))
+			}
+		}
+		for range g.n(1, 3) {
+			args = append(args, g.of("lon", lons), g.of("lat", lats), g.of("m", zmembers))
+		}
+		return c(exact, args...)
+	},
+	func(g g) cmd {
+		return c(exact, cat([]string{g.of("cmd", []string{"GEOPOS", "GEOHASH"}), g.key('z')}, g.some("m", zmembers, 1, 3))...)
+	},
+	func(g g) cmd {
+		args := []string{"GEODIST", g.key('z'), g.of("m", zmembers), g.of("m", zmembers)}
+		if g.coin() {
+			args = append(args, g.of("unit", units))
+		}
+		return c(exact, args...)
+	},
+	func(g g) cmd {
+		var args []string
+		switch g.n(0, 2) {
+		case 0:
+			args = []string{"GEOSEARCH", g.key('z')}
+		case 1:
+			args = []string{"GEOSEARCHSTORE", g.key('z'), g.key('z')}
+		default:
+			args = []string{"GEORADIUS", g.key('z'), g.of("lon", lons), g.of("lat", lats), g.of("r", radii), g.of("unit", units)}
+		}
+		if args[0] != "GEORADIUS" {
+			if g.coin() {
+				args = append(args, "FROMMEMBER", g.of("m", zmembers))
+			} else {
+				args = append(args, "FROMLONLAT", g.of("lon", lons), g.of("lat", lats))
+			}
+			if g.coin() {
+				args = append(args, "BYRADIUS", g.of("r", radii), g.of("unit", units))
+			} else {
+				args = append(args, "BYBOX", g.of("r", radii), g.of("r", radii), g.of("unit", units))
+			}
+		}
+		for range g.n(0, 3) {
+			switch g.n(0, 5) {
+			case 0:
+				args = append(args, g.of("sort", []string{"ASC", "DESC"}))
+			case 1:
+				args = append(args, "COUNT", g.of("count", counts))
+			case 2:
+				args = append(args, "ANY")
+			case 3:
+				args = append(args, g.of("with", []string{"WITHCOORD", "WITHDIST", "WITHHASH"}))
+			case 4:
+				args = append(args, g.of("store", []string{"STORE", "STOREDIST"}), g.key('z'))
+			default:
+				args = append(args, "STOREDIST")
+			}
+		}
+		return c(exact, args...)
+	},
 	func(g g) cmd {
 		args := []string{"ZRANDMEMBER", g.key('z')}
 		if g.coin() {
