@@ -75,7 +75,7 @@ func noStaleCache(t *testing.T, readAddr, writeAddr string) {
 				case 0:
 					args = []string{"DEL", key(i)}
 				case 1:
-					args = []string{"MSET", key(i), "100", key((i+1)%keys), "200"}
+					args = []string{"MSET", key(i), "100", key((i + 1) % keys), "200"}
 				}
 				if r, err := c.DoErr(args...); err != nil || r.IsError() {
 					errs <- fmt.Errorf("%v: %v %v", args, r, err)
