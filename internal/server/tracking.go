@@ -68,6 +68,9 @@ type tracking struct {
 	inFlight map[string]struct{}
 	deferred [][][]byte // messages, each its keys
 	flushAll bool
+	// upQueued are the commands of a MULTI a follower forwards, tracked
+	// when its EXEC goes.
+	upQueued [][][]byte
 }
 
 func newTracker(s *Server) *tracker {
@@ -553,12 +556,42 @@ func (c *Client) flushTracking() {
 }
 
 // trackForwarded notes the keys of a command a follower sends to the
-// leader. A read's keys are tracked; a write's are only in flight: the
-// follower applies the write when the log brings it, maybe before the
-// leader's reply reaches the client, and its invalidation must not
-// overtake that reply. (A follower cannot tell its client's writes from
-// others' in the log, so NOLOOP does not hold back their invalidations.)
+// leader. Inside MULTI it keeps the command until EXEC goes, as the leader
+// reads then, not when it queues.
 func (c *Client) trackForwarded(cmd *command.Command, argv [][]byte) {
+	tr := c.track
+	if !c.upMulti {
+		c.trackKeys(cmd, argv)
+		return
+	}
+	switch cmd.Name {
+	case "exec":
+		for _, q := range tr.upQueued {
+			c.trackKeys(command.Lookup(q[0]), q)
+		}
+		tr.upQueued = nil
+	case "discard":
+		tr.upQueued = nil
+	default:
+		q := make([][]byte, len(argv))
+		for i, a := range argv {
+			q[i] = bytes.Clone(a) // argv's bytes are the reader's
+		}
+		tr.upQueued = append(tr.upQueued, q)
+	}
+}
+
+// trackKeys notes the keys of a command about to run, here or on the
+// leader (EXEC's commands, a follower's forwarded ones). A read's keys
+// are tracked; a write's are only in flight: a follower applies the write
+// when the log brings it, maybe before the leader's reply reaches the
+// client, and its invalidation must not overtake that reply. (A follower
+// cannot tell its client's writes from others' in the log, so NOLOOP does
+// not hold back their invalidations.)
+func (c *Client) trackKeys(cmd *command.Command, argv [][]byte) {
+	if cmd == nil {
+		return
+	}
 	kind := cmd
 	if len(cmd.Subcommands) > 0 && len(argv) > 1 {
 		if kind = cmd.Subcommand(argv[1]); kind == nil {

@@ -63,7 +63,7 @@ func cmdExec(c *Client, argv [][]byte) {
 	queued, watched := command.ResolveQueued(c.queued), c.watching
 	if c.track != nil {
 		for _, q := range queued {
-			c.trackForwarded(command.Lookup(q[0]), q)
+			c.trackKeys(command.Lookup(q[0]), q)
 		}
 	}
 	c.multi, c.multiErr, c.queued, c.watching = false, false, nil, nil

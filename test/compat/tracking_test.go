@@ -233,6 +233,13 @@ func TestTracking(t *testing.T) {
 			T EXEC
 			T GET b
 			W MSET a 2 b 3
+			# a read queued in MULTI is tracked when EXEC runs it
+			T CLIENT CACHING yes
+			T MULTI
+			T GET q
+			W SET q 1
+			T EXEC
+			W SET q 2
 			T CLIENT TRACKING off
 			T CLIENT TRACKING on optout
 			T CLIENT CACHING no
