@@ -218,5 +218,6 @@ func (s *Store) InstallSnapshot(dir string, applied uint64) error {
 	if got, err := s.AppliedIndex(); err != nil || got != applied {
 		return fmt.Errorf("store: the snapshot's applied index is %d, want %d (%v)", got, applied, err)
 	}
+	s.invalidateAll() // every key may have changed
 	return nil
 }

@@ -107,8 +107,14 @@ func TestSnapshotInstall(t *testing.T) {
 	if err != nil || n < 5000 {
 		t.Fatalf("WriteSnapshotTables: %d entries, %v", n, err)
 	}
+	var heard []Invalidation // a tracking client's cache must drop everything
+	dst.SetInvalidation(func(keys []Invalidation) { heard = append(heard, keys...) })
 	if err := dst.InstallSnapshot(dir, 42); err != nil {
 		t.Fatal(err)
+	}
+	dst.SetInvalidation(nil)
+	if len(heard) != 1 || !heard[0].All {
+		t.Errorf("the install invalidated %v, want every key", heard)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("the ingested tables are still in the snapshot's directory: %v", ents)

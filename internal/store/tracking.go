@@ -7,9 +7,10 @@ import "bytes"
 // modified it (Tx.Writer, for NOLOOP), and hands them to the store's
 // invalidation listener once it commits, in the same place as keyspace
 // events: before the group's replies, never for a dropped batch. A
-// FLUSHDB, FLUSHALL or SWAPDB invalidates every key. Every node applies
-// the same records, so every node invalidates for its own clients. With no
-// client tracking, a Tx notes nothing.
+// FLUSHDB, FLUSHALL or SWAPDB, or a snapshot installed in place of the
+// data, invalidates every key. Every node applies the same records, so
+// every node invalidates for its own clients. With no client tracking, a
+// Tx notes nothing.
 
 // Invalidation is a key a committed batch modified, and the client whose
 // record did (0: unknown, as for records applied from the log); or, with
@@ -76,4 +77,15 @@ func (t *Tx) deliverCommitted() {
 	t.events = events[from:]
 	t.deliverEvents()
 	t.invalid = nil
+}
+
+// invalidateAll tells the listener that every key may have changed, as a
+// snapshot installed in place of the data does.
+func (s *Store) invalidateAll() {
+	s.notifyMu.Lock()
+	fn := s.invalidateFn
+	s.notifyMu.Unlock()
+	if fn != nil {
+		fn([]Invalidation{{All: true}})
+	}
 }
