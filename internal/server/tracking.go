@@ -45,9 +45,11 @@ const trackingMaxKeys = 1_000_000
 
 // tracker holds every client's tracking state and the table of keys read.
 type tracker struct {
-	srv     *Server
-	mu      sync.Mutex
-	keys    map[string]map[*Client]struct{} // default-mode clients that read each key
+	srv *Server
+	mu  sync.Mutex
+	// keys are the IDs of the default-mode clients that read each key: IDs,
+	// as in Redis, so that a client gone since is skipped and not kept.
+	keys    map[string]map[int64]struct{}
 	bcast   map[*Client]struct{}
 	clients int // clients with tracking on
 }
@@ -74,7 +76,7 @@ type tracking struct {
 }
 
 func newTracker(s *Server) *tracker {
-	return &tracker{srv: s, keys: map[string]map[*Client]struct{}{}, bcast: map[*Client]struct{}{}}
+	return &tracker{srv: s, keys: map[string]map[int64]struct{}{}, bcast: map[*Client]struct{}{}}
 }
 
 // ---- CLIENT subcommands ----
@@ -271,8 +273,8 @@ func (t *tracker) enable(c *Client, opts tracking, prefixes [][]byte) string {
 func overlap(a, b []byte) bool { return bytes.HasPrefix(a, b) || bytes.HasPrefix(b, a) }
 
 // disable turns c's tracking off (CLIENT TRACKING OFF, RESET, a closed
-// connection). Its keys stay in the table, which skips clients that no
-// longer track, until they are modified.
+// connection). Its ID stays in the table, which skips clients that no
+// longer track, until the keys are modified.
 func (t *tracker) disable(c *Client) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -317,13 +319,13 @@ func (c *Client) trackRead(kind *command.Command, argv [][]byte) {
 	for _, k := range keys {
 		set := t.keys[string(k)]
 		if set == nil {
-			set = map[*Client]struct{}{}
+			set = map[int64]struct{}{}
 			t.keys[string(k)] = set
 			if len(t.keys) > trackingMaxKeys {
 				t.evictOne(string(k))
 			}
 		}
-		set[c] = struct{}{}
+		set[c.id] = struct{}{}
 		tr.inFlight[string(k)] = struct{}{}
 	}
 }
@@ -351,9 +353,7 @@ func (t *tracker) evictOne(keep string) {
 			continue
 		}
 		delete(t.keys, k)
-		for c := range set {
-			t.send(c, [][]byte{[]byte(k)}, false, 0)
-		}
+		t.sendEach(set, []byte(k), 0)
 		return
 	}
 }
@@ -390,14 +390,20 @@ func (t *tracker) invalidateKeys(keys []store.Invalidation) {
 			continue
 		}
 		delete(t.keys, string(inv.Key))
-		for c := range set {
-			if tr := c.track; tr != nil && !tr.bcast {
-				t.send(c, [][]byte{inv.Key}, false, inv.Writer)
-			}
-		}
+		t.sendEach(set, inv.Key, inv.Writer)
 	}
 	for c := range t.bcast {
 		t.broadcast(c, keys)
+	}
+}
+
+// sendEach tells the default-mode clients of set, those still connected
+// and tracking, that key changed. Called with t.mu held.
+func (t *tracker) sendEach(set map[int64]struct{}, key []byte, writer uint64) {
+	for id := range set {
+		if c := t.srv.clientByID(id); c != nil && c.track != nil && !c.track.bcast {
+			t.send(c, [][]byte{key}, false, writer)
+		}
 	}
 }
 
