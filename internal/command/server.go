@@ -82,6 +82,8 @@ func init() {
 			sub("client|no-evict", 3, admin, adminConnCats, "7.0.0", "connection", "Set client eviction mode for the current connection"),
 			sub("client|reply", 3, NoScript|Loading|Stale, connCats, "3.2.0", "connection", "Instruct the server whether to reply to commands"),
 			sub("client|help", 2, Loading|Stale, connCats, "5.0.0", "connection", "Show helpful text about the different subcommands"),
+			sub("client|pause", -3, admin, adminConnCats, "2.9.50", "connection", "Stop processing commands from clients for some time"),
+			sub("client|unpause", 2, admin, adminConnCats, "6.2.0", "connection", "Resume processing of clients that were paused"),
 			sub("client|unblock", -3, admin, adminConnCats, "5.0.0", "connection", "Unblock a client blocked in a blocking command from a different connection"),
 			sub("client|tracking", -3, NoScript|Loading|Stale, connCats, "6.0.0", "connection", "Enable or disable server assisted client side caching support"),
 			sub("client|caching", 3, NoScript|Loading|Stale, connCats, "6.0.0", "connection", "Instruct the server about tracking or not keys in the next request"),

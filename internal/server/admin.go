@@ -645,6 +645,10 @@ var clientHelp = []string{
 	"    Return information about client connections. Options:",
 	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
 	"      Return clients of specified type.",
+	"UNPAUSE",
+	"    Stop the current client pause, resuming traffic.",
+	"PAUSE <timeout> [WRITE|ALL]",
+	"    Suspend all, or just write, clients for <timeout> milliseconds.",
 	"REPLY (ON|OFF|SKIP)",
 	"    Control the replies sent to the current connection.",
 	"SETNAME <name>",
@@ -710,6 +714,10 @@ func cmdClient(c *Client, argv [][]byte) {
 		}
 	case "unblock":
 		clientUnblock(c, argv)
+	case "pause":
+		clientPause(c, argv)
+	case "unpause":
+		clientUnpause(c)
 	case "tracking":
 		clientTracking(c, argv)
 	case "caching":

@@ -36,6 +36,7 @@ type Server struct {
 	hub      *Hub     // pub/sub subscriptions (pubsub.go)
 	origins  *origins // PUBLISHes sent through the leader (pubsub_cluster.go)
 	tracker  *tracker // CLIENT TRACKING (tracking.go)
+	pause    pause    // CLIENT PAUSE (pause.go)
 	nextID   atomic.Int64
 	wg       sync.WaitGroup
 	Stats    Stats
@@ -235,8 +236,8 @@ func (s *Server) expireLoop() {
 			return
 		case <-t.C:
 		}
-		if !s.shard.IsLeader() {
-			continue // the leader expires keys for the whole group
+		if !s.shard.IsLeader() || s.pause.active() {
+			continue // the leader expires keys for the whole group; not while clients are paused
 		}
 		now := time.Now().UnixMilli()
 		for db := 0; db < s.st.Databases(); db++ {
