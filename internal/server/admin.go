@@ -168,7 +168,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("client_recent_max_input_buffer", 0)
 		add("client_recent_max_output_buffer", 0)
 		add("blocked_clients", s.shard.BlockedCount())
-		add("tracking_clients", 0)
+		add("tracking_clients", s.tracker.stats().clients)
 		add("clients_in_timeout_table", 0)
 	case "memory":
 		title = "Memory"
@@ -275,6 +275,10 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("latest_fork_usec", 0)
 		add("total_forks", 0)
 		add("migrate_cached_sockets", 0)
+		ts := s.tracker.stats()
+		add("tracking_total_keys", ts.keys)
+		add("tracking_total_items", ts.items)
+		add("tracking_total_prefixes", ts.prefixes)
 		add("total_error_replies", 0)
 	case "replication":
 		title = "Replication"

@@ -50,6 +50,7 @@ type tracker struct {
 	// keys are the IDs of the default-mode clients that read each key: IDs,
 	// as in Redis, so that a client gone since is skipped and not kept.
 	keys    map[string]map[int64]struct{}
+	items   int // client IDs in keys, for INFO
 	bcast   map[*Client]struct{}
 	clients int // clients with tracking on
 }
@@ -325,7 +326,10 @@ func (c *Client) trackRead(kind *command.Command, argv [][]byte) {
 				t.evictOne(string(k))
 			}
 		}
-		set[c.id] = struct{}{}
+		if _, ok := set[c.id]; !ok {
+			set[c.id] = struct{}{}
+			t.items++
+		}
 		tr.inFlight[string(k)] = struct{}{}
 	}
 }
@@ -353,6 +357,7 @@ func (t *tracker) evictOne(keep string) {
 			continue
 		}
 		delete(t.keys, k)
+		t.items -= len(set)
 		t.sendEach(set, []byte(k), 0)
 		return
 	}
@@ -390,6 +395,7 @@ func (t *tracker) invalidateKeys(keys []store.Invalidation) {
 			continue
 		}
 		delete(t.keys, string(inv.Key))
+		t.items -= len(set)
 		t.sendEach(set, inv.Key, inv.Writer)
 	}
 	for c := range t.bcast {
@@ -411,6 +417,7 @@ func (t *tracker) sendEach(set map[int64]struct{}, key []byte, writer uint64) {
 // (FLUSHDB, FLUSHALL, SWAPDB). Called with t.mu held.
 func (t *tracker) invalidateAll() {
 	clear(t.keys)
+	t.items = 0
 	t.srv.mu.Lock()
 	var tracking []*Client
 	for _, c := range t.srv.clients {
@@ -622,4 +629,21 @@ func (c *Client) trackKeys(cmd *command.Command, argv [][]byte) {
 	for _, k := range kind.SpecKeys(argv) {
 		tr.inFlight[string(k)] = struct{}{}
 	}
+}
+
+// trackingStats are INFO's tracking figures.
+type trackingStats struct{ clients, keys, items, prefixes int }
+
+func (t *tracker) stats() trackingStats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := trackingStats{clients: t.clients, keys: len(t.keys), items: t.items}
+	prefixes := map[string]bool{}
+	for c := range t.bcast {
+		for _, p := range c.track.prefixes {
+			prefixes[string(p)] = true
+		}
+	}
+	st.prefixes = len(prefixes)
+	return st
 }

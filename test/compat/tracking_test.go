@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"basalt/internal/testutil"
 )
@@ -261,6 +262,42 @@ func TestTracking(t *testing.T) {
 			T CLIENT TRACKING on bcast
 			W SET anything 1
 		`)
+	})
+
+	t.Run("Info", func(t *testing.T) {
+		td := newTrackDiff(t, p, 3)
+		td.run(`
+			T CLIENT TRACKING on
+			T MGET i1 i2 i3
+			W SET i1 x
+		`)
+		bc := testutil.Dial(t, p.redis.Addr)
+		bb := testutil.Dial(t, p.basalt.Addr)
+		for _, c := range []*testutil.Conn{bc, bb} {
+			c.Do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "x", "PREFIX", "y")
+		}
+		// The figures of INFO: tracking clients, keys, items and prefixes
+		// (the earlier subtests' clients are gone: their IDs stay in the
+		// tables of both, as keys they read were never written).
+		fields := func(c *testutil.Conn) string {
+			var out []string
+			for _, sec := range []string{"clients", "stats"} {
+				for _, l := range strings.Split(c.Do("INFO", sec).Str, "\r\n") {
+					if strings.HasPrefix(l, "tracking_") {
+						out = append(out, l)
+					}
+				}
+			}
+			return strings.Join(out, " ")
+		}
+		want, got := fields(bc), fields(bb)
+		for deadline := time.Now().Add(2 * time.Second); want != got && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond) // a closed connection is noticed a little later
+			want, got = fields(bc), fields(bb)
+		}
+		if want != got || !strings.Contains(got, "tracking_clients:2") {
+			t.Errorf("INFO tracking figures: want %q, got %q", want, got)
+		}
 	})
 
 	t.Run("RedirectRESP2", func(t *testing.T) {
