@@ -245,13 +245,7 @@ func (c *Client) dispatch(argv [][]byte) {
 			if c.track != nil {
 				c.trackForwarded(cmd, argv)
 			}
-			kind := cmd
-			if len(cmd.Subcommands) > 0 && len(argv) > 1 {
-				kind = cmd.Subcommand(argv[1])
-			}
-			if kind != nil {
-				c.waitPause(cmd, kind)
-			}
+			c.waitPause(cmd, argv)
 		}
 		c.forward(argv)
 		return
@@ -286,7 +280,7 @@ func (c *Client) dispatch(argv [][]byte) {
 	if command.ScriptBusy() && (cmd.Flags|kind.Flags)&command.AllowBusy == 0 && c.busy(cmd) {
 		return
 	}
-	c.waitPause(cmd, kind)
+	c.waitPause(cmd, argv)
 	if c.multi && !isTxControl(cmd.Name) {
 		c.queued = append(c.queued, argv)
 		c.reply().Simple("QUEUED")

@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"basalt/internal/command"
@@ -16,6 +17,9 @@ import (
 // waits too, so no key changes while writes are paused. Errors are
 // answered at once, as in Redis, which checks a command before pausing it.
 type pause struct {
+	// on is set while a pause may be in force: every command looks at it,
+	// and at nothing else unless it is set.
+	on      atomic.Bool
 	mu      sync.Mutex
 	end     time.Time
 	all     bool
@@ -25,9 +29,13 @@ type pause struct {
 // state returns the pause in force at now: its end (zero if none), its
 // mode and a channel closed when it changes.
 func (p *pause) state(now time.Time) (end time.Time, all bool, changed <-chan struct{}) {
+	if !p.on.Load() {
+		return time.Time{}, false, nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !now.Before(p.end) {
+		p.on.Store(false)
 		return time.Time{}, false, nil
 	}
 	return p.end, p.all, p.changed
@@ -51,6 +59,7 @@ func (p *pause) set(end time.Time, all bool) {
 		close(p.changed)
 	}
 	p.changed = make(chan struct{})
+	p.on.Store(!p.end.IsZero())
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -114,7 +123,16 @@ func mayWrite(cmd, kind *command.Command) bool {
 
 // waitPause holds a command of c while a pause applies to it. The replies
 // to the commands before it go out first.
-func (c *Client) waitPause(cmd, kind *command.Command) {
+func (c *Client) waitPause(cmd *command.Command, argv [][]byte) {
+	if !c.srv.pause.on.Load() {
+		return
+	}
+	kind := cmd
+	if len(cmd.Subcommands) > 0 && len(argv) > 1 {
+		if kind = cmd.Subcommand(argv[1]); kind == nil {
+			return
+		}
+	}
 	end, all, changed := c.srv.pause.state(time.Now())
 	if end.IsZero() || !all && !mayWrite(cmd, kind) {
 		return
