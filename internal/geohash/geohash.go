@@ -166,42 +166,32 @@ func Score(lon, lat float64) uint64 {
 	return Align52(h)
 }
 
-// moveX moves h one cell east (d > 0) or west, wrapping around.
-func moveX(h *Bits, d int) {
-	if d == 0 {
-		return
-	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	shift := 64 - 2*uint(h.Step)
-	zz := uint64(0x5555555555555555) >> shift
-	if d > 0 {
-		x += zz + 1
-	} else {
-		x |= zz
-		x -= zz + 1
-	}
-	x &= uint64(0xaaaaaaaaaaaaaaaa) >> shift
-	h.Bits = x | y
-}
+// Longitude bits are the odd ones of an interleaved hash, latitude bits
+// the even ones.
+const (
+	lonBits = 0xaaaaaaaaaaaaaaaa
+	latBits = 0x5555555555555555
+)
 
-// moveY moves h one cell north (d > 0) or south, wrapping around.
-func moveY(h *Bits, d int) {
+// move moves h one cell along the axis whose bits are mine (lonBits: east
+// for d > 0, west for d < 0; latBits: north or south), wrapping around:
+// the axis's bits are incremented or decremented in place, the carry
+// passing over the other axis's bits, which are set for the purpose.
+func move(h *Bits, d int, mine uint64) {
 	if d == 0 {
 		return
 	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
+	own, other := h.Bits&mine, h.Bits&^mine
 	shift := 64 - 2*uint(h.Step)
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> shift
+	zz := ^mine >> shift
 	if d > 0 {
-		y += zz + 1
+		own += zz + 1
 	} else {
-		y |= zz
-		y -= zz + 1
+		own |= zz
+		own -= zz + 1
 	}
-	y &= uint64(0x5555555555555555) >> shift
-	h.Bits = x | y
+	own &= mine >> shift
+	h.Bits = own | other
 }
 
 // Neighbours of a cell, in the order Redis scans a search's cells after
@@ -219,8 +209,8 @@ const (
 
 // neighbour returns the cell next to h, dx cells east and dy north.
 func neighbour(h Bits, dx, dy int) Bits {
-	moveX(&h, dx)
-	moveY(&h, dy)
+	move(&h, dx, lonBits)
+	move(&h, dy, latBits)
 	return h
 }
 
