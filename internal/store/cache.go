@@ -3,6 +3,7 @@ package store
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -27,6 +28,11 @@ import (
 type metaCache struct {
 	shards [cacheShards]cacheShard
 	seed   maphash.Seed
+	// The member memos' budget (member_memo.go), what they take, and
+	// whether one did not fit since the last eviction.
+	memoLimit int64
+	memoBytes atomic.Int64
+	memoFull  atomic.Bool
 }
 
 const (
@@ -40,9 +46,11 @@ type cacheShard struct {
 	m       map[string]*cacheEntry
 	version uint64
 	bytes   int64 // what the entries cost, roughly
-	// memoBytes is what the member memos cost (member_memo.go): they have
-	// a budget of their own, so that they never evict metadata.
+	// memoBytes is what the member memos cost (member_memo.go), also
+	// counted in memoTotal, the cache's: they have a budget of their own,
+	// so that they never evict metadata.
 	memoBytes int64
+	memoTotal *atomic.Int64
 	limit     int64
 	complete  bool // every metadata entry of the shard is in m
 }
@@ -60,9 +68,10 @@ type cacheEntry struct {
 	// (chunks.go), by index: nil not fetched, noChunk none stored.
 	chunks [][]byte
 	memo   any // what a read derived from the key's value (memo.go), or nil
-	// members are the member memos (member_memo.go), by sub key, and
-	// memberBytes what they cost.
+	// members are the member memos (member_memo.go), indexed by sub key
+	// in memberIdx when there are many, and memberBytes what they cost.
 	members     []memberMemo
+	memberIdx   map[string]int32
 	memberBytes int64
 	dead        bool // no longer in the map
 	// touched is the second (unix) a read last set the key's access slot
@@ -74,10 +83,11 @@ type cacheEntry struct {
 
 // newMetaCache returns a cache that holds about size bytes (0: nothing).
 func newMetaCache(size int64) *metaCache {
-	c := &metaCache{seed: maphash.MakeSeed()}
+	c := &metaCache{seed: maphash.MakeSeed(), memoLimit: size / memoShare}
 	for i := range c.shards {
 		c.shards[i].m = map[string]*cacheEntry{}
 		c.shards[i].limit = size / cacheShards
+		c.shards[i].memoTotal = &c.memoBytes
 	}
 	return c
 }
@@ -189,7 +199,7 @@ func (s *cacheShard) put(mk []byte, old *cacheEntry, value []byte, found bool) {
 
 func (s *cacheShard) remove(k string, e *cacheEntry) {
 	s.bytes -= e.cost([]byte(k))
-	s.memoBytes -= e.memberBytes
+	s.addMemoBytes(-e.memberBytes)
 	e.dead = true
 	delete(s.m, k)
 	s.complete = false
@@ -218,7 +228,8 @@ func (c *metaCache) clear(complete bool) {
 			e.dead = true
 		}
 		clear(s.m)
-		s.bytes, s.memoBytes = 0, 0
+		s.addMemoBytes(-s.memoBytes)
+		s.bytes = 0
 		s.complete = complete && s.limit > 0
 		s.mu.Unlock()
 	}

@@ -2,13 +2,14 @@ package store
 
 import (
 	"encoding/binary"
-	"slices"
+	"math/rand/v2"
 )
 
-// Member memos. A point read of a small collection member (a hash field, a
-// set member, a sorted set member's score, a rank count) searches Pebble's
+// Member memos. A point read of a collection member (a hash field, a set
+// member, a sorted set member's score, a rank count) searches Pebble's
 // memtables and levels: about 2 us, the largest cost of HINCRBY, ZINCRBY or
-// HGET on a key that the last few memtables no longer hold. Member reads
+// HGET on a key that the last few memtables no longer hold, and of HSET,
+// SADD or ZADD, which look a member up before they write it. Member reads
 // keep what they find with the key's metadata cache entry, and the commits
 // keep it current, so the next read of the member finds it in memory, as a
 // Redis user expects of a hot object.
@@ -22,27 +23,39 @@ import (
 //     A key that is deleted or changes type loses its members by a range
 //     deletion, and its entry drops its memos when the key no longer
 //     exists (cacheShard.put).
-//   - A write Tx uses and fills memos only for keys that neither it nor an
-//     uncommitted Tx before it in its chain wrote members of (memberDirty):
-//     what the view holds for such a key is committed state, which is what
-//     the memos hold. Only the apply loop commits, so nothing commits while
-//     one of its Txs reads.
+//   - A write Tx reads member k of a key from its chain's writes first:
+//     the last logged write of k by it or an uncommitted Tx before it
+//     (memberAt), or its own held member. Only if none of them wrote k may
+//     it use or fill k's memo, and only if none of them wrote members of
+//     the key that were not logged, deleted a range of the key's members
+//     or of several keys, or flushed (memberDirty): then what the view
+//     holds for k is committed state, which is what the memos hold. Only
+//     the apply loop commits, so nothing commits while one of its Txs
+//     reads.
 //   - A live read Tx uses and fills memos only while no commit came since
 //     its metadata lookup (as chunk memos: chunks.go), checked under the
 //     entry's shard lock, which a commit takes to change the memos.
 //   - Snapshot reads never use them: a memo may be newer than the snapshot.
+//
+// Memos are a cache: dropping any of them at any time is safe. They have a
+// budget of their own (memoShare of the metadata cache) across all keys,
+// so that a big hot collection can keep most of its members; one key takes
+// at most half of it, and when it is full the next commit drops whole
+// keys' memos, from a random shard on, to make room. A collection that
+// does not fit is read from Pebble as before.
 
 const (
 	memberMemoValueMax = 512 // larger members are left to Pebble's block cache
-	memberMemosMax     = 32  // memos per key: a big collection's reads do not crowd out other keys
-	memberMemoCost     = 64  // slice slot and headers, beyond sub and value bytes
+	memberIndexFrom    = 32  // memos from which a key's memos are indexed by a map
+	memberMemoCost     = 96  // slice slot, index slot and headers, beyond sub and value bytes
 	memberLogMax       = 1 << 20
 	memoShare          = 4 // the memos may take a quarter of what the cache holds, beyond it
 )
 
 // memberMemo is a member's value (found) or its absence. A key's memos are
-// a short slice, searched in order: a few compares cost less than a map's
-// hashing and its cache misses.
+// a slice, searched in order while it is short (a few compares cost less
+// than a map's hashing and its cache misses), through an index by sub
+// (memberIdx) from memberIndexFrom memos on.
 type memberMemo struct {
 	sub   string
 	value []byte
@@ -51,12 +64,46 @@ type memberMemo struct {
 
 // member returns the index of sub's memo in e, or -1.
 func (e *cacheEntry) member(sub []byte) int {
+	if e.memberIdx != nil {
+		if i, ok := e.memberIdx[string(sub)]; ok {
+			return int(i)
+		}
+		return -1
+	}
 	for i := range e.members {
 		if e.members[i].sub == string(sub) {
 			return i
 		}
 	}
 	return -1
+}
+
+// appendMember adds m to e's memos, indexing them once there are many.
+func (e *cacheEntry) appendMember(m memberMemo) {
+	e.members = append(e.members, m)
+	switch n := len(e.members); {
+	case e.memberIdx != nil:
+		e.memberIdx[m.sub] = int32(n - 1)
+	case n >= memberIndexFrom:
+		e.memberIdx = make(map[string]int32, 2*n)
+		for i := range e.members {
+			e.memberIdx[e.members[i].sub] = int32(i)
+		}
+	}
+}
+
+// deleteMember removes e's memo i: the last one takes its place.
+func (e *cacheEntry) deleteMember(i int) {
+	last := len(e.members) - 1
+	if e.memberIdx != nil {
+		delete(e.memberIdx, e.members[i].sub)
+		if i != last {
+			e.memberIdx[e.members[last].sub] = int32(i)
+		}
+	}
+	e.members[i] = e.members[last]
+	e.members[last] = memberMemo{}
+	e.members = e.members[:last]
 }
 
 // Member write kinds, in memberOp.
@@ -111,7 +158,7 @@ func (t *Tx) logMember(kind uint8, k, v []byte) {
 	}
 	owner := k[:n]
 	if !t.memoKind(owner) || len(t.memberBuf) > memberLogMax {
-		t.memberDirty[string(owner)] = true
+		t.memberDirty[string(owner)] |= dirtyUnlogged
 		return
 	}
 	if kind == memberSet && len(v) > memberMemoValueMax {
@@ -120,8 +167,23 @@ func (t *Tx) logMember(kind uint8, k, v []byte) {
 	op := memberOp{kind: kind, ownerSize: int32(n), ref: t.ownerRef(owner)}
 	op.k = t.memberBufAdd(k)
 	op.v = t.memberBufAdd(v)
+	if kind == memberRange {
+		t.memberDirty[string(owner)] |= dirtyRange
+	} else {
+		if t.memberAt == nil {
+			t.memberAt = memberAtMaps.Get().(map[string]int32)
+		}
+		t.memberAt[string(k)] = int32(len(t.memberOps))
+	}
 	t.memberOps = append(t.memberOps, op)
 }
+
+// memberDirty flags, by key: what the Tx wrote of its members beyond
+// logged point writes.
+const (
+	dirtyUnlogged = 1 << iota // writes not logged: the commit drops the key's memos
+	dirtyRange                // a range deletion: the chain's reads of the key skip its memos
+)
 
 // markMemberDirty marks the key of member k as written by this Tx (all
 // keys, if k is not within one key's members) and returns the length of
@@ -134,10 +196,10 @@ func (t *Tx) markMemberDirty(k []byte) int {
 		return 0
 	}
 	if t.memberDirty == nil {
-		t.memberDirty = memberDirtyMaps.Get().(map[string]bool)
+		t.memberDirty = memberDirtyMaps.Get().(map[string]uint8)
 	}
 	if _, ok := t.memberDirty[string(k[:n])]; !ok {
-		t.memberDirty[string(k[:n])] = false
+		t.memberDirty[string(k[:n])] = 0
 	}
 	return n
 }
@@ -150,18 +212,25 @@ func (t *Tx) memberBufAdd(b []byte) [2]int32 {
 
 func (t *Tx) memberBufAt(s [2]int32) []byte { return t.memberBuf[s[0]:s[1]:s[1]] }
 
-// memberDirtyIn reports whether this Tx or an uncommitted one before it in
-// its chain wrote members of the key whose member prefix is owner.
-func (t *Tx) memberDirtyIn(owner []byte) bool {
-	for x := t; x != nil && !x.committed; x = x.prev {
-		if x.memberDirtyAll || x.flushed {
-			return true
+// chainMember finds member k (of the key whose member prefix is k[:n]) in
+// the writes of this Tx and of the uncommitted ones before it in its
+// chain: written says one of them wrote it (op, from x's log, is its last
+// write, or nil if the write was not logged or is held), and usable,
+// when nothing did, whether k's memo holds what the view holds (see the
+// conditions above).
+func (t *Tx) chainMember(k []byte, n int) (op *memberOp, x *Tx, written, usable bool) {
+	if len(t.held) > 0 && t.held[string(k)] != nil {
+		return nil, nil, true, false
+	}
+	for x = t; x != nil && !x.committed; x = x.prev {
+		if x.memberDirtyAll || x.flushed || x.memberDirty[string(k[:n])] != 0 {
+			return nil, nil, false, false
 		}
-		if _, ok := x.memberDirty[string(owner)]; ok {
-			return true
+		if i, ok := x.memberAt[string(k)]; ok {
+			return &x.memberOps[i], x, true, false
 		}
 	}
-	return false
+	return nil, nil, false, true
 }
 
 // memoKind reports whether the key whose member prefix is owner may have
@@ -205,24 +274,34 @@ func (s *cacheShard) entryFor(mk []byte, ref *cacheEntry) *cacheEntry {
 	return s.m[string(mk)]
 }
 
-// memoUsable reports whether this Tx may use and fill the memos of the
-// key whose member prefix is owner (see the conditions above).
+// memoUsable reports whether a read Tx may use and fill the memos of the
+// key whose member prefix is owner (see the conditions above); a write
+// Tx asks chainMember.
 func (t *Tx) memoUsable(owner []byte) bool {
-	switch {
-	case t.snap != nil || !t.memoKind(owner):
-		return false
-	case t.b != nil:
-		return !t.memberDirtyIn(owner)
-	default:
-		return t.metaRead
-	}
+	return t.snap == nil && t.b == nil && t.metaRead && t.memoKind(owner)
 }
 
-// memberFromMemo returns member k's memo, if this Tx may use it and there
-// is one (hit).
+// memberFromMemo returns member k's value from the chain's writes or from
+// its memo, if this Tx may use it and there is one (hit).
 func (t *Tx) memberFromMemo(k []byte) (v []byte, found, hit bool) {
 	n := ownerLen(k)
-	if n == 0 || !t.memoUsable(k[:n]) {
+	if n == 0 {
+		return nil, false, false
+	}
+	if t.b != nil {
+		if t.snap != nil || !t.memoKind(k[:n]) {
+			return nil, false, false
+		}
+		op, x, written, usable := t.chainMember(k, n)
+		switch {
+		case written && op != nil && op.kind == memberSet:
+			return append([]byte(nil), x.memberBufAt(op.v)...), true, true
+		case written && op != nil && op.kind == memberDel:
+			return nil, false, true
+		case !usable:
+			return nil, false, false // held, too big to log, or a key the memos do not follow now
+		}
+	} else if !t.memoUsable(k[:n]) {
 		return nil, false, false
 	}
 	t.memoKey = ownerMetaKey(t.memoKey, k[:n])
@@ -251,39 +330,78 @@ func (t *Tx) memberFromMemo(k []byte) (v []byte, found, hit bool) {
 // memo, if this Tx may and there is room.
 func (t *Tx) keepMember(k, v []byte, found bool) {
 	n := ownerLen(k)
-	if n == 0 || len(v) > memberMemoValueMax || !t.memoUsable(k[:n]) {
+	if n == 0 || len(v) > memberMemoValueMax {
+		return
+	}
+	if t.b != nil {
+		if t.snap != nil || !t.memoKind(k[:n]) {
+			return
+		}
+		if _, _, _, usable := t.chainMember(k, n); !usable {
+			return
+		}
+	} else if !t.memoUsable(k[:n]) {
 		return
 	}
 	t.memoKey = ownerMetaKey(t.memoKey, k[:n])
-	s := t.st.cache.shard(t.memoKey)
+	c := t.st.cache
+	s := c.shard(t.memoKey)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t.b == nil && !t.noCommitSince() {
 		return
 	}
 	e := s.entryFor(t.memoKey, t.ownerRef(k[:n]))
-	if e == nil || !e.found || len(e.members) >= memberMemosMax || e.member(k[n:]) >= 0 {
+	if e == nil || !e.found || e.member(k[n:]) >= 0 {
 		return
 	}
 	if !found {
 		v = nil
 	}
-	s.addMember(e, k[n:], v, found)
+	c.addMember(s, e, k[n:], v, found)
 }
 
-// addMember adds a memo to e if the shard has room.
-func (s *cacheShard) addMember(e *cacheEntry, sub, v []byte, found bool) {
+// addMember adds a memo to e, in shard s, if the budget has room for it.
+func (c *metaCache) addMember(s *cacheShard, e *cacheEntry, sub, v []byte, found bool) {
 	cost := int64(len(sub) + len(v) + memberMemoCost)
-	if s.memoBytes+cost > s.limit/memoShare {
+	if e.memberBytes+cost > c.memoLimit/2 {
+		return
+	}
+	if c.memoBytes.Load()+cost > c.memoLimit {
+		c.memoFull.Store(true)
 		return
 	}
 	var value []byte
 	if found {
 		value = append(make([]byte, 0, len(v)), v...)
 	}
-	e.members = append(e.members, memberMemo{sub: string(sub), value: value, found: found})
+	e.appendMember(memberMemo{sub: string(sub), value: value, found: found})
 	e.memberBytes += cost
-	s.memoBytes += cost
+	s.addMemoBytes(cost)
+}
+
+// addMemoBytes counts d more bytes of memos in s and in the whole cache.
+func (s *cacheShard) addMemoBytes(d int64) {
+	s.memoBytes += d
+	s.memoTotal.Add(d)
+}
+
+// evictMemos drops whole keys' memos, from a random shard on, until they
+// take at most 7/8 of their budget: room for the keys read now.
+func (c *metaCache) evictMemos() {
+	target := c.memoLimit / 8 * 7
+	start := rand.IntN(cacheShards)
+	for i := 0; i < cacheShards && c.memoBytes.Load() > target; i++ {
+		s := &c.shards[(start+i)%cacheShards]
+		s.mu.Lock()
+		for _, e := range s.m {
+			if c.memoBytes.Load() <= target {
+				break
+			}
+			s.dropMembers(e)
+		}
+		s.mu.Unlock()
+	}
 }
 
 // noCommitSince reports, for a live read, whether no commit came since
@@ -318,14 +436,14 @@ func (c *metaCache) applyMemberOps(t *Tx) {
 		if e := s.entryFor(mk, ops[0].ref); e != nil && (e.members != nil || e.keepsWrites()) {
 			for i := range run {
 				op := &ops[i]
-				applyMemberOp(s, e, op, t.memberBufAt(op.k)[op.ownerSize:], t.memberBufAt(op.v))
+				c.applyMemberOp(s, e, op, t.memberBufAt(op.k)[op.ownerSize:], t.memberBufAt(op.v))
 			}
 		}
 		s.mu.Unlock()
 		ops = ops[run:]
 	}
-	for owner, drop := range t.memberDirty {
-		if !drop {
+	for owner, dirty := range t.memberDirty {
+		if dirty&dirtyUnlogged == 0 {
 			continue
 		}
 		mk = ownerMetaKey(mk, []byte(owner))
@@ -336,19 +454,22 @@ func (c *metaCache) applyMemberOps(t *Tx) {
 		}
 		s.mu.Unlock()
 	}
+	if c.memoFull.Swap(false) {
+		c.evictMemos()
+	}
 }
 
 // applyMemberOp applies op, a write of e's member sub (value v), to e's
 // memos.
-func applyMemberOp(s *cacheShard, e *cacheEntry, op *memberOp, sub, v []byte) {
+func (c *metaCache) applyMemberOp(s *cacheShard, e *cacheEntry, op *memberOp, sub, v []byte) {
 	if op.kind == memberRange {
 		s.dropMembers(e)
 		return
 	}
 	i := e.member(sub)
 	if i < 0 {
-		if op.kind != memberForget && e.keepsWrites() && len(e.members) < memberMemosMax {
-			s.addMember(e, sub, v, op.kind == memberSet)
+		if op.kind != memberForget && e.keepsWrites() {
+			c.addMember(s, e, sub, v, op.kind == memberSet)
 		}
 		return
 	}
@@ -364,10 +485,10 @@ func applyMemberOp(s *cacheShard, e *cacheEntry, op *memberOp, sub, v []byte) {
 		m.value, m.found = m.value[:0], false
 	case memberForget:
 		d = -int64(len(m.sub) + len(m.value) + memberMemoCost)
-		e.members = slices.Delete(e.members, i, i+1)
+		e.deleteMember(i)
 	}
 	e.memberBytes += d
-	s.memoBytes += d
+	s.addMemoBytes(d)
 }
 
 // keepsWrites reports whether the commits add memos of e's members, not
@@ -396,6 +517,6 @@ func (c *metaCache) dropMemberMemos() {
 
 // dropMembers drops e's member memos.
 func (s *cacheShard) dropMembers(e *cacheEntry) {
-	s.memoBytes -= e.memberBytes
-	e.members, e.memberBytes = nil, 0
+	s.addMemoBytes(-e.memberBytes)
+	e.members, e.memberIdx, e.memberBytes = nil, nil, 0
 }

@@ -26,18 +26,33 @@ func (m memoModel) clone() memoModel {
 // range deletions, key deletions, type changes, FLUSHDB) through chains of
 // up to three uncommitted write Txs, some of them dropped, and checks every
 // member read of the write Txs and of live reads against a model: a memo
-// must never answer what Pebble would not.
+// must never answer what Pebble would not. Some runs give the keys many
+// members (their memos are indexed by a map) or the memos a budget so
+// small that they are evicted all the time.
 func TestMemberMemos(t *testing.T) {
-	for seed := range uint64(8) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { memoRun(t, seed) })
+	for seed := range uint64(12) {
+		subs, limit := 4, int64(0)
+		switch seed % 4 {
+		case 1:
+			subs = 3 * memberIndexFrom
+		case 2:
+			subs, limit = 3*memberIndexFrom, 40*memberMemoCost
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { memoRun(t, seed, subs, limit) })
 	}
 }
 
-func memoRun(t *testing.T, seed uint64) {
+func memoRun(t *testing.T, seed uint64, nsubs int, memoLimit int64) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	st := openStore(t)
+	if memoLimit > 0 {
+		st.cache.memoLimit = memoLimit
+	}
 	keys := []string{"a", "b", "c"}
 	subs := []string{"f0", "f1", "f2", "f3"}
+	for i := len(subs); i < nsubs; i++ {
+		subs = append(subs, fmt.Sprint("f", i))
+	}
 	big := string(bytes.Repeat([]byte("v"), memberMemoValueMax+1))
 	value := func() string {
 		if rng.IntN(8) == 0 {
@@ -50,6 +65,7 @@ func memoRun(t *testing.T, seed uint64) {
 	var pending []*Tx             // uncommitted, oldest first
 	var states []memoModel        // the model after each of them
 	var hits, reads, mismatch int // reads checked, answered by a memo, wrong
+	dirtyHits := 0                // write Tx reads of a key its chain wrote, answered by a memo
 	check := func(where string, got []byte, found bool, want map[string]string, sub string) {
 		t.Helper()
 		reads++
@@ -94,10 +110,18 @@ func memoRun(t *testing.T, seed uint64) {
 			}
 			key := []byte(k)
 			sub := subs[rng.IntN(len(subs))]
-			switch r := rng.IntN(20); {
+			r := rng.IntN(20)
+			if nsubs > memberIndexFrom && r >= 13 && r < 17 && rng.IntN(10) > 0 {
+				r = 6 // many members: deletions rarer, so that keys get many memos
+			}
+			switch {
 			case r < 6:
 				if _, _, hit := tx.memberFromMemo(tx.memberKey(key, []byte(sub))); hit {
 					hits++
+					mk := tx.memberKey(key, []byte(sub))
+					if _, _, written, _ := tx.chainMember(mk, ownerLen(mk)); !written && tx.memberDirtyIn(mk[:ownerLen(mk)]) {
+						dirtyHits++
+					}
 				}
 				v, found := tx.Member(key, []byte(sub))
 				check(fmt.Sprintf("step %d write Tx %s", step, k), v, found, state[k], sub)
@@ -123,8 +147,11 @@ func memoRun(t *testing.T, seed uint64) {
 				trace("del " + sub)
 			case r < 14:
 				tx.DeleteMemberRange(key, []byte("f1"), []byte("f3"))
-				delete(state[k], "f1")
-				delete(state[k], "f2")
+				for sub := range state[k] {
+					if sub >= "f1" && sub < "f3" {
+						delete(state[k], sub)
+					}
+				}
 			case r < 15:
 				tx.Delete(key)
 				delete(state, k)
@@ -167,27 +194,58 @@ func memoRun(t *testing.T, seed uint64) {
 		if mismatch > 5 {
 			t.Fatal("too many mismatches")
 		}
+		if step%100 == 0 {
+			checkMemoCosts(t, st)
+		}
 	}
 	for i := len(pending) - 1; i >= 0; i-- {
 		pending[i].Close()
 	}
+	checkMemoCosts(t, st)
+	t.Logf("%d reads, %d from memos (%d of a key the chain wrote)", reads, hits, dirtyHits)
+	if hits < reads/20 || dirtyHits < reads/200 {
+		t.Fatalf("%d of %d reads found a memo, %d of a key the chain wrote", hits, reads, dirtyHits)
+	}
+}
+
+// checkMemoCosts checks the cache's costs and its memo indexes.
+func checkMemoCosts(t *testing.T, st *Store) {
+	t.Helper()
+	var total int64
 	for i := range st.cache.shards {
 		sh := &st.cache.shards[i]
 		var sum, memos int64
 		for mk, e := range sh.m {
 			sum += e.cost([]byte(mk))
-			for _, m := range e.members {
+			for j, m := range e.members {
 				memos += int64(len(m.sub) + len(m.value) + memberMemoCost)
+				if e.memberIdx != nil && e.memberIdx[m.sub] != int32(j) {
+					t.Errorf("memo %d of %q: index says %d", j, mk, e.memberIdx[m.sub])
+				}
+			}
+			if e.memberIdx != nil && len(e.memberIdx) != len(e.members) {
+				t.Errorf("%q: %d memos, %d indexed", mk, len(e.members), len(e.memberIdx))
 			}
 		}
 		if sum != sh.bytes || memos != sh.memoBytes {
 			t.Errorf("cache shard %d: entries cost %d and memos %d, the shard counts %d and %d", i, sum, memos, sh.bytes, sh.memoBytes)
 		}
+		total += memos
 	}
-	t.Logf("%d reads, %d from memos", reads, hits)
-	if hits < reads/10 {
-		t.Fatalf("%d of %d reads found a memo", hits, reads)
+	if total != st.cache.memoBytes.Load() || total > st.cache.memoLimit {
+		t.Errorf("memos cost %d, the cache counts %d (budget %d)", total, st.cache.memoBytes.Load(), st.cache.memoLimit)
 	}
+}
+
+// memberDirtyIn reports whether this Tx or an uncommitted one before it in
+// its chain wrote members of the key whose member prefix is owner.
+func (t *Tx) memberDirtyIn(owner []byte) bool {
+	for x := t; x != nil && !x.committed; x = x.prev {
+		if _, ok := x.memberDirty[string(owner)]; ok || x.memberDirtyAll || x.flushed {
+			return true
+		}
+	}
+	return false
 }
 
 // memberMemos counts the member memos in the cache.

@@ -116,12 +116,14 @@ type Tx struct {
 	localKey []byte         // Local's scratch
 
 	// Member writes, for the member memos (member_memo.go): in order, their
-	// bytes, the member prefixes of the keys written (true: drop the key's
-	// memos at commit; all keys, if memberDirtyAll), and a scratch
-	// metadata key.
+	// bytes, the last one of each member (by Pebble key: its index in
+	// memberOps), the member prefixes of the keys written (with their
+	// dirty flags; all keys, if memberDirtyAll), and a scratch metadata
+	// key.
 	memberOps      []memberOp
 	memberBuf      []byte
-	memberDirty    map[string]bool
+	memberAt       map[string]int32
+	memberDirty    map[string]uint8
 	memberDirtyAll bool
 	memoKey        []byte
 }
@@ -502,7 +504,8 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 // a big group grew them so much that emptying them costs more than new ones.
 var (
 	writtenMaps     = sync.Pool{New: func() any { return map[string]pendingMeta{} }}
-	memberDirtyMaps = sync.Pool{New: func() any { return map[string]bool{} }}
+	memberDirtyMaps = sync.Pool{New: func() any { return map[string]uint8{} }}
+	memberAtMaps    = sync.Pool{New: func() any { return map[string]int32{} }}
 )
 
 const recycledMapMax = 16384 // entries; a full group of small writes stays below it
@@ -516,7 +519,11 @@ func (t *Tx) recycleMaps() {
 		clear(t.memberDirty)
 		memberDirtyMaps.Put(t.memberDirty)
 	}
-	t.written, t.memberDirty = nil, nil
+	if t.memberAt != nil && len(t.memberAt) <= recycledMapMax {
+		clear(t.memberAt)
+		memberAtMaps.Put(t.memberAt)
+	}
+	t.written, t.memberDirty, t.memberAt = nil, nil, nil
 }
 
 // SetApplied records the index of the last record this batch applies.
@@ -596,7 +603,8 @@ const lastBodyMax = 256
 // after HINCRBY in one script, ZSCORE after ZADD, a member a command
 // writes and reads back. Such a read would otherwise be a Get through the
 // view, which searches the batch, the memtables and the levels; the
-// member memos do not serve a key the group wrote. Every later write of
+// member memos serve the members the group wrote only from its log of
+// member writes, and not those of lists, streams or strings. Every later write of
 // the Tx goes through setBoth or delBoth (which replace it), delRange
 // (which drops it) or a held member (which view finds first).
 type lastWrite struct {
