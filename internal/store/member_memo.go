@@ -47,7 +47,7 @@ import (
 const (
 	memberMemoValueMax = 512 // larger members are left to Pebble's block cache
 	memberIndexFrom    = 32  // memos from which a key's memos are indexed by a map
-	memberMemoCost     = 96  // slice slot, index slot and headers, beyond sub and value bytes
+	memberMemoCost     = 128 // slice slot (as it grows), index slot and headers, beyond sub and value bytes
 	memberLogMax       = 1 << 20
 	memoShare          = 4 // the memos may take a quarter of what the cache holds, beyond it
 )
