@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,11 +76,7 @@ func (nd *notifyDiff) run(script string) {
 func (nd *notifyDiff) compare(where string) {
 	nd.t.Helper()
 	nd.n++
-	got := messagesBefore([2]*testutil.Conn{nd.d.Want, nd.d.Got}, nd.sub, notifyMarker, strconv.Itoa(nd.n))
-	if !slices.Equal(got[0], got[1]) {
-		nd.t.Errorf("%s: keyspace notifications differ\n  want: %s\n  got:  %s", where,
-			strings.Join(got[0], "\n        "), strings.Join(got[1], "\n        "))
-	}
+	sameMessagesBefore(nd.t, where, "keyspace notifications", [2]*testutil.Conn{nd.d.Want, nd.d.Got}, nd.sub, notifyMarker, strconv.Itoa(nd.n))
 }
 
 // TestKeyspaceNotifications compares the events Redis and basalt publish

@@ -1,6 +1,8 @@
 package compat
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"basalt/internal/testutil"
@@ -29,11 +31,14 @@ func (p *pair) conn(t *testing.T) *testutil.Diff {
 	return testutil.NewDiff(t, p.redis.Addr, p.basalt.Addr)
 }
 
-// messagesBefore publishes marker on channel through pub on each server
-// (redis's, basalt's) and returns, per server, what sub got before the
-// marker came: in a cluster PUBLISH goes through the log, so whatever the
-// writes before it made the follower send comes first there too.
-func messagesBefore(pub, sub [2]*testutil.Conn, channel, marker string) (got [2][]string) {
+// sameMessagesBefore publishes marker on channel through pub on each
+// server (redis's, basalt's) and fails t, saying what differed after line
+// where, unless sub got the same messages on both before the marker came.
+// In a cluster PUBLISH goes through the log, so whatever the writes before
+// it made the follower send comes first there too.
+func sameMessagesBefore(t *testing.T, where, what string, pub, sub [2]*testutil.Conn, channel, marker string) {
+	t.Helper()
+	var got [2][]string
 	for i := range pub {
 		pub[i].Do("PUBLISH", channel, marker)
 		for {
@@ -44,5 +49,8 @@ func messagesBefore(pub, sub [2]*testutil.Conn, channel, marker string) (got [2]
 			got[i] = append(got[i], r.String())
 		}
 	}
-	return got
+	if !slices.Equal(got[0], got[1]) {
+		t.Errorf("%s: %s differ\n  want: %s\n  got:  %s", where, what,
+			strings.Join(got[0], "\n        "), strings.Join(got[1], "\n        "))
+	}
 }

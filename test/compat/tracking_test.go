@@ -94,11 +94,7 @@ func (td *trackDiff) replyOf(c *testutil.Conn, args []string) []string {
 func (td *trackDiff) compareMessages(where string) {
 	td.t.Helper()
 	td.n++
-	got := messagesBefore(td.wr, td.msgs, trackMarker, strconv.Itoa(td.n))
-	if !slices.Equal(got[0], got[1]) {
-		td.t.Errorf("after %s: messages differ\n  want: %s\n  got:  %s", where,
-			strings.Join(got[0], "\n        "), strings.Join(got[1], "\n        "))
-	}
+	sameMessagesBefore(td.t, "after "+where, "messages", td.wr, td.msgs, trackMarker, strconv.Itoa(td.n))
 }
 
 // TestTracking compares CLIENT TRACKING's replies, errors and invalidation
