@@ -159,7 +159,7 @@ func clientUnblock(c *Client, argv [][]byte) {
 	}
 	id, ok := num.ParseInt(argv[2])
 	if !ok {
-		w.Error("ERR value is not an integer or out of range")
+		w.Error(command.ErrNotInt)
 		return
 	}
 	if o := c.srv.clientByID(id); o != nil && o.blocked.Load() {

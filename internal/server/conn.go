@@ -55,7 +55,7 @@ func (c *Client) parseDB(arg []byte) (int, bool) {
 func cmdSelect(c *Client, argv [][]byte) {
 	n, ok := num.ParseInt(argv[1])
 	if !ok {
-		c.reply().Error("ERR value is not an integer or out of range")
+		c.reply().Error(command.ErrNotInt)
 		return
 	}
 	if n != int64(int32(n)) {

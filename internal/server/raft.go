@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"basalt/internal/command"
 	"basalt/internal/num"
 	"basalt/internal/shard"
 )
@@ -84,7 +85,7 @@ func cmdWait(c *Client, argv [][]byte) {
 	w := c.reply()
 	want, ok := num.ParseInt(argv[1])
 	if !ok {
-		w.Error("ERR value is not an integer or out of range")
+		w.Error(command.ErrNotInt)
 		return
 	}
 	timeout, ok := num.ParseInt(argv[2])

@@ -97,7 +97,7 @@ func clientTracking(c *Client, argv [][]byte) {
 			}
 			id, ok := num.ParseInt(argv[j])
 			if !ok {
-				w.Error("ERR value is not an integer or out of range")
+				w.Error(command.ErrNotInt)
 				return
 			}
 			if c.srv.clientByID(id) == nil {
