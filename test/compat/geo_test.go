@@ -10,24 +10,12 @@ import (
 	"basalt/internal/testutil"
 )
 
-// geoBoth runs script on an empty key space in RESP2, then again in RESP3.
-func geoBoth(t *testing.T, p *pair, script string) {
-	t.Helper()
-	for _, proto := range []int{2, 3} {
-		d := p.diff(t)
-		if proto == 3 {
-			d.Proto(3)
-		}
-		d.Run(script)
-	}
-}
-
 func TestGeo(t *testing.T) {
 	p := newPair(t)
 
 	t.Run("Sicily", func(t *testing.T) {
 		// The examples of Redis's documentation.
-		geoBoth(t, p, `
+		p.both(t, `
 			GEOADD Sicily 13.361389 38.115556 "Palermo" 15.087269 37.502669 "Catania"
 			GEODIST Sicily Palermo Catania
 			GEODIST Sicily Palermo Catania km
@@ -88,7 +76,7 @@ func TestGeo(t *testing.T) {
 	})
 
 	t.Run("Add", func(t *testing.T) {
-		geoBoth(t, p, `
+		p.both(t, `
 			GEOADD k 1 2 a
 			GEOADD k NX 3 4 a 5 6 b
 			GEOPOS k a b
@@ -158,7 +146,7 @@ func TestGeo(t *testing.T) {
 	})
 
 	t.Run("Errors", func(t *testing.T) {
-		geoBoth(t, p, `
+		p.both(t, `
 			GEOADD Sicily 13.361389 38.115556 "Palermo" 15.087269 37.502669 "Catania"
 			SET str x
 			GEOSEARCH Sicily frommember Palermo
@@ -497,7 +485,7 @@ func TestGeo(t *testing.T) {
 	t.Run("Ties", func(t *testing.T) {
 		// Equal distances keep the order the scan found them in (glibc's
 		// qsort is a stable merge sort).
-		geoBoth(t, p, `
+		p.both(t, `
 			GEOADD t 10 10 e 10 10 d 10 10 c 10 10 b 10 10 a 10.1 10 x 9.9 10 y 10 10.1 n 10 9.9 s
 			GEOSEARCH t FROMLONLAT 10 10 BYRADIUS 100 km ASC
 			GEOSEARCH t FROMLONLAT 10 10 BYRADIUS 100 km DESC WITHDIST
@@ -532,7 +520,7 @@ func TestGeo(t *testing.T) {
 	t.Run("Halves", func(t *testing.T) {
 		// Distances whose 10000-fold rounds to a half: Redis rounds it to
 		// even (llrint), not as "%.4f" would.
-		geoBoth(t, p, `
+		p.both(t, `
 			GEOADD h -126.01218312978745 -59.6329386573461 a -96.10026866197586 32.36070012812155 b 89.61428493261337 -85.04999956172352 c
 			GEOSEARCH h FROMLONLAT 138.050086 -73.135238 BYRADIUS 4000000 m WITHDIST
 			GEOSEARCH h FROMLONLAT -143.232298 41.504274 BYRADIUS 4300000 m WITHDIST

@@ -26,6 +26,18 @@ func (p *pair) diff(t *testing.T) *testutil.Diff {
 	return d
 }
 
+// both runs script on an empty key space in RESP2, then again in RESP3.
+func (p *pair) both(t *testing.T, script string) {
+	t.Helper()
+	for _, proto := range []int{2, 3} {
+		d := p.diff(t)
+		if proto == 3 {
+			d.Proto(3)
+		}
+		d.Run(script)
+	}
+}
+
 // conn connects a Diff for subtest t without emptying the key space.
 func (p *pair) conn(t *testing.T) *testutil.Diff {
 	return testutil.NewDiff(t, p.redis.Addr, p.basalt.Addr)

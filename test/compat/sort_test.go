@@ -15,7 +15,7 @@ func TestSort(t *testing.T) {
 	p := newPair(t)
 
 	t.Run("Numeric", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			RPUSH l 3 1 2 10 -5 1.5 1e2 0x10 " 7" inf -inf 3
 			SORT l
 			SORT l DESC
@@ -80,7 +80,7 @@ func TestSort(t *testing.T) {
 	})
 
 	t.Run("Alpha", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			RPUSH l banana apple Cherry 10 9 "" apple "b c" é
 			SORT l ALPHA
 			SORT l ALPHA DESC
@@ -100,7 +100,7 @@ func TestSort(t *testing.T) {
 	})
 
 	t.Run("By", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			RPUSH l a b c d e
 			MSET w_a 3 w_b 1 w_c 2 w_e 1
 			SORT l BY w_*
@@ -148,7 +148,7 @@ func TestSort(t *testing.T) {
 	})
 
 	t.Run("NoSort", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			RPUSH l 3 1 2 10 x
 			SORT l BY nosort
 			SORT l BY nosort DESC
@@ -184,7 +184,7 @@ func TestSort(t *testing.T) {
 	})
 
 	t.Run("Get", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			RPUSH l 3 1 2
 			MSET name_1 one name_2 two name_3 three
 			HSET info_1 age 10
@@ -217,7 +217,7 @@ func TestSort(t *testing.T) {
 	})
 
 	t.Run("Limit", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			RPUSH l 5 4 3 2 1
 			SORT l LIMIT 0 0
 			SORT l LIMIT 0 1
@@ -306,7 +306,7 @@ func TestSort(t *testing.T) {
 	})
 
 	t.Run("Errors", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			SET str x
 			SORT str
 			SORT_RO str

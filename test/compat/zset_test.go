@@ -36,18 +36,6 @@ func zsetFill(t *testing.T, d *testutil.Diff, key, prefix string, n int, step fl
 	}
 }
 
-// zsetBoth runs script on an empty key space in RESP2, then again in RESP3.
-func zsetBoth(t *testing.T, p *pair, script string) {
-	t.Helper()
-	for _, proto := range []int{2, 3} {
-		d := p.diff(t)
-		if proto == 3 {
-			d.Proto(3)
-		}
-		d.Run(script)
-	}
-}
-
 // zscanAll walks ZSCAN from cursor 0 to the end and returns the sorted
 // "member=score" pairs and the number of calls.
 func zscanAll(t *testing.T, c *testutil.Conn, args ...string) ([]string, int) {
@@ -175,7 +163,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("ZAddOptions", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z 1 a
 			ZADD z 2 b 3 c 1 a
 			ZRANGE z 0 -1 WITHSCORES
@@ -240,7 +228,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("ZIncrBy", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZINCRBY z 1 a
 			ZINCRBY z 1.5 a
 			ZINCRBY z -0.1 a
@@ -261,7 +249,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("Scores", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z 0.1 a 1e100 b -1e-100 c 3.0 d 1e15 e 1e17 f 123456789.123456789 g 0x1p-1074 h 4503599627370496 i -4503599627370497 j
 			ZRANGE z 0 -1 WITHSCORES
 			ZSCORE z a
@@ -322,7 +310,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("Basics", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z 1 a 2 b 3 c 3 cc 3 ca 4 d
 			ZCARD z
 			ZCARD nosuch
@@ -356,7 +344,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("ZRangeByRank", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z 1 a 2 b 3 c 4 d 5 e 5 f 5 g 6 h
 			ZRANGE z 0 -1
 			ZRANGE z 0 -1 WITHSCORES
@@ -398,7 +386,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("ZRangeByScore", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z -inf ninf 1 a 2 b 3 c 4 d 5 e 5 f 5 g 6 h inf pinf
 			ZRANGEBYSCORE z -inf +inf
 			ZRANGEBYSCORE z -inf +inf WITHSCORES
@@ -472,7 +460,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("ZRangeByLex", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z 0 a 0 b 0 c 0 d 0 e 0 ab 0 "" 0 "b\x00" 0 bb 0 ca
 			ZRANGEBYLEX z - +
 			ZRANGEBYLEX z [b [c
@@ -537,7 +525,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("ZCount", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z -inf ninf 1 a 2 b 3 c 4 d inf pinf
 			ZCOUNT z -inf +inf
 			ZCOUNT z (-inf (+inf
@@ -558,7 +546,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("ZRangeStore", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z 1 a 2 b 3 c 4 d 5 e
 			ZRANGESTORE dst z 0 -1
 			ZRANGE dst 0 -1 WITHSCORES
@@ -593,7 +581,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("ZRemRange", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z 1 a 2 b 3 c 4 d 5 e 6 f 7 g
 			ZREMRANGEBYRANK z 0 0
 			ZREMRANGEBYRANK z -1 -1
@@ -631,7 +619,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("Pop", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z 1 a 2 b 3 c 4 d 5 e 6 f
 			ZPOPMIN z
 			ZPOPMAX z
@@ -679,7 +667,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("SetOps", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD a 1 x 2 y 3 z
 			ZADD b 10 y 20 z 30 w
 			ZADD c 100 z
@@ -773,7 +761,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("SetOpsFloat", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD a inf x -inf y 0 z 0.1 w
 			ZADD b -inf x inf y 0.2 w
 			ZADD c 0.3 w 1 x
@@ -792,7 +780,7 @@ func TestZSet(t *testing.T) {
 	})
 
 	t.Run("ZScan", func(t *testing.T) {
-		zsetBoth(t, p, `
+		p.both(t, `
 			ZADD z 3 c 1 a 2 b 2.5 foo 0.1 bar
 			ZSCAN z 0
 			ZSCAN z 0 COUNT 1
