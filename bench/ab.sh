@@ -12,7 +12,8 @@
 #
 # Environment: A, B (binaries; B defaults to A), FA, FB (extra flags), EA,
 # EB (extra environment, NAME=VALUE ...), T (a redis-benchmark -t test, or
-# evalsha or fcall: bench/run.sh's five-command script), CMD (a command to send
+# evalsha or fcall: bench/run.sh's five-command script, or xreadgroup:
+# bench/streamgroup's XREADGROUP+XACK pairs, N of them), CMD (a command to send
 # instead, as redis-benchmark takes it), P=16, N=100000 requests a run,
 # R=5 rounds, CLIENTS=50, KEYSPACE=100000. Both servers run appendfsync
 # always in temporary directories.
@@ -60,18 +61,31 @@ elif [ "$T" = evalsha ] || [ "$T" = fcall ]; then
 	done
 	what=(EVALSHA "$EVAL_SHA" 1 "bench:e:__rand_int__" 1)
 	[ "$T" = fcall ] && what=(FCALL bench_five 1 "bench:f:__rand_int__" 1)
+elif [ "$T" = xreadgroup ]; then
+	(cd "$ROOT" && go build -o "$WORK/streamgroup" ./bench/streamgroup) || exit 1
+	for port in "${ports[@]}"; do
+		"$WORK/streamgroup" -addr "127.0.0.1:$port" -prefill $((R * (N + CLIENTS * P) + 1000))
+	done
 else
 	what=(-t "$T")
 fi
+
+# load PORT ROUND: one run's CSV line.
+load() {
+	if [ "$T" = xreadgroup ]; then
+		timeout 300 "$WORK/streamgroup" -addr "127.0.0.1:$1" -group "g$2" -n "$N" -clients "$CLIENTS" -pipeline "$P"
+	else
+		# A timeout: redis-benchmark spins forever if a server goes away.
+		timeout 300 redis-benchmark -p "$1" -c "$CLIENTS" -r "$KEYSPACE" -n "$N" -P "$P" --csv "${what[@]}" | tail -1
+	fi
+}
 
 hz=$(getconf CLK_TCK)
 for round in $(seq "$R"); do
 	for i in 0 1; do
 		s=$([ $i = 0 ] && echo a || echo b)
 		t0=$(ticks "${PIDS[$i]}")
-		# A timeout: redis-benchmark spins forever if a server goes away.
-		rps=$(timeout 300 redis-benchmark -p "${ports[$i]}" -c "$CLIENTS" -r "$KEYSPACE" -n "$N" -P "$P" --csv "${what[@]}" |
-			tail -1 | cut -d, -f2 | tr -d '"')
+		rps=$(load "${ports[$i]}" "$round" | cut -d, -f2 | tr -d '"')
 		t1=$(ticks "${PIDS[$i]}")
 		case $rps in
 		"" | *[!0-9.]*) echo "redis-benchmark gave no rate for $s" >&2; exit 1 ;;
@@ -86,5 +100,5 @@ median() { column "$1" "$2" | sed -n "$(((R + 1) / 2))p"; }
 for s in a b; do
 	echo "$s: requests/s $(column "$s" 2 | tr '\n' ' ')| CPU us/request $(column "$s" 3 | tr '\n' ' ')"
 done
-echo "${what[*]} -P $P, N=$N, R=$R, medians: requests/s A $(median a 2) B $(median b 2) B/A $(echo "scale=3; $(median b 2) / $(median a 2)" | bc);" \
+echo "${what[*]:-$T} -P $P, N=$N, R=$R, medians: requests/s A $(median a 2) B $(median b 2) B/A $(echo "scale=3; $(median b 2) / $(median a 2)" | bc);" \
 	"CPU us/request A $(median a 3) B $(median b 3) B/A $(echo "scale=3; $(median b 3) / $(median a 3)" | bc)"

@@ -77,6 +77,11 @@ const pelMinEvery = 32
 // groupRecordLen is the length of a group record with every field.
 const groupRecordLen = 80
 
+// Point reads look up a group's record, its consumers and its pending
+// entries again soon after they are written (XACK the entry XREADGROUP
+// delivered): they may have member memos, a stream's entries not.
+func init() { store.MemoStreamMembers("gcp") }
+
 func groupSub(name []byte) []byte { return append([]byte{'g'}, name...) }
 
 // groupTagged is tag | len(group) | group: the prefix of a group's

@@ -23,6 +23,12 @@ import (
 //     A key that is deleted or changes type loses its members by a range
 //     deletion, and its entry drops its memos when the key no longer
 //     exists (cacheShard.put).
+//   - Some members never have memos (memoType: a stream's entries, say),
+//     so their point writes need not be logged. A memo is kept only if
+//     both the committed type (its cache entry's) and the type the Tx's
+//     last lookup of the key found, if it was the last lookup, allow it.
+//     A key's type changes without a deletion of its members only from
+//     an inline string, which has no memos.
 //   - A write Tx reads member k of a key from its chain's writes first:
 //     the last logged write of k by it or an uncommitted Tx before it
 //     (memberAt), or its own held member. Only if none of them wrote k may
@@ -145,9 +151,11 @@ func ownerMetaKey(buf, p []byte) []byte {
 
 // logMember records a member write for the memos (for memberRange, k is
 // the range's start) and marks its key as written by this Tx. The writes
-// of a list or a stream, which point reads seldom look up again, are not
-// logged: the commit drops their key's memos instead (as it does for a
-// Tx that writes too much to log, such as a RESTORE of a big collection).
+// of a list, which point reads seldom look up again, are not logged: the
+// commit drops their key's memos instead (as it does for a Tx that writes
+// too much to log, such as a RESTORE of a big collection). The point
+// writes of a stream's entries are not logged either, and cost nothing:
+// they never have memos (memoType).
 func (t *Tx) logMember(kind uint8, k, v []byte) {
 	if k[0] != prefixMember {
 		return
@@ -157,7 +165,11 @@ func (t *Tx) logMember(kind uint8, k, v []byte) {
 		return
 	}
 	owner := k[:n]
-	if !t.memoKind(owner) || len(t.memberBuf) > memberLogMax {
+	ok, known := t.memoKind(owner, k[n:])
+	if !ok && known && kind != memberRange && t.last.m.Type == TypeStream {
+		return // a member that never has a memo (memoType)
+	}
+	if !ok || len(t.memberBuf) > memberLogMax {
 		t.memberDirty[string(owner)] |= dirtyUnlogged
 		return
 	}
@@ -233,16 +245,46 @@ func (t *Tx) chainMember(k []byte, n int) (op *memberOp, x *Tx, written, usable 
 	return nil, nil, false, true
 }
 
-// memoKind reports whether the key whose member prefix is owner may have
-// member memos: not a list, a stream or a chunked string, as far as the
-// Tx's last metadata lookup tells. Their members are read by iterations
-// or right after a write, so memos would only cost.
-func (t *Tx) memoKind(owner []byte) bool {
+// memoKind reports whether member sub of the key whose member prefix is
+// owner may have a memo (ok), as far as the Tx's last metadata lookup
+// tells (known: the lookup was of this key).
+func (t *Tx) memoKind(owner, sub []byte) (ok, known bool) {
 	if !t.isLastKey(owner) {
-		return true
+		return true, false
 	}
-	typ := t.last.m.Type
-	return typ != TypeList && typ != TypeStream && typ != TypeString
+	return memoType(t.last.m.Type, sub), true
+}
+
+// memoType reports whether member sub of a key of type typ may have a
+// memo: not a list's members or a string's chunks, which are read by
+// iterations or right after a write, so memos would only cost; of a
+// stream, only the members that point reads look up again (the members
+// MemoStreamMembers names), never its entries.
+func memoType(typ Type, sub []byte) bool {
+	switch typ {
+	case TypeList, TypeString:
+		return false
+	case TypeStream:
+		return len(sub) > 0 && streamMemoTags[sub[0]]
+	}
+	return true
+}
+
+// streamMemoTags are the first bytes of the stream members that may have
+// memos.
+var streamMemoTags [256]bool
+
+// MemoStreamMembers names, by the first byte of their sub keys, the
+// members of a stream that point reads look up again soon after they are
+// written (a consumer group's record, its consumers and its pending
+// entries, which XACK reads): only they may have memos. No memo of a
+// stream's other members ever exists, so their writes need not be logged
+// for the memos, and do not cost the stream its memos. Call it before the
+// store is used.
+func MemoStreamMembers(tags string) {
+	for i := range len(tags) {
+		streamMemoTags[tags[i]] = true
+	}
 }
 
 // isLastKey reports whether owner is the member prefix of the key of the
@@ -277,8 +319,8 @@ func (s *cacheShard) entryFor(mk []byte, ref *cacheEntry) *cacheEntry {
 // memoUsable reports whether a read Tx may use and fill the memos of the
 // key whose member prefix is owner (see the conditions above); a write
 // Tx asks chainMember.
-func (t *Tx) memoUsable(owner []byte) bool {
-	return t.snap == nil && t.b == nil && t.metaRead && t.memoKind(owner)
+func (t *Tx) memoUsable() bool {
+	return t.snap == nil && t.b == nil && t.metaRead
 }
 
 // memberFromMemo returns member k's value from the chain's writes or from
@@ -289,7 +331,7 @@ func (t *Tx) memberFromMemo(k []byte) (v []byte, found, hit bool) {
 		return nil, false, false
 	}
 	if t.b != nil {
-		if t.snap != nil || !t.memoKind(k[:n]) {
+		if ok, _ := t.memoKind(k[:n], k[n:]); t.snap != nil || !ok {
 			return nil, false, false
 		}
 		op, x, written, usable := t.chainMember(k, n)
@@ -301,7 +343,7 @@ func (t *Tx) memberFromMemo(k []byte) (v []byte, found, hit bool) {
 		case !usable:
 			return nil, false, false // held, too big to log, or a key the memos do not follow now
 		}
-	} else if !t.memoUsable(k[:n]) {
+	} else if !t.memoUsable() {
 		return nil, false, false
 	}
 	t.memoKey = ownerMetaKey(t.memoKey, k[:n])
@@ -334,13 +376,13 @@ func (t *Tx) keepMember(k, v []byte, found bool) {
 		return
 	}
 	if t.b != nil {
-		if t.snap != nil || !t.memoKind(k[:n]) {
+		if ok, _ := t.memoKind(k[:n], k[n:]); t.snap != nil || !ok {
 			return
 		}
 		if _, _, _, usable := t.chainMember(k, n); !usable {
 			return
 		}
-	} else if !t.memoUsable(k[:n]) {
+	} else if !t.memoUsable() {
 		return
 	}
 	t.memoKey = ownerMetaKey(t.memoKey, k[:n])
@@ -353,6 +395,12 @@ func (t *Tx) keepMember(k, v []byte, found bool) {
 	}
 	e := s.entryFor(t.memoKey, t.ownerRef(k[:n]))
 	if e == nil || !e.found || e.member(k[n:]) >= 0 {
+		return
+	}
+	if typ, ok := e.typ(); !ok || !memoType(typ, k[n:]) {
+		// The committed type: a live read knows no other, and a write
+		// Tx's chain may have made an inline string (no members to
+		// delete) a stream without a lookup since.
 		return
 	}
 	if !found {
@@ -433,7 +481,7 @@ func (c *metaCache) applyMemberOps(t *Tx) {
 		mk = ownerMetaKey(mk, owner)
 		s := c.shard(mk)
 		s.mu.Lock()
-		if e := s.entryFor(mk, ops[0].ref); e != nil && (e.members != nil || e.keepsWrites()) {
+		if e := s.entryFor(mk, ops[0].ref); e != nil && e.found {
 			for i := range run {
 				op := &ops[i]
 				c.applyMemberOp(s, e, op, t.memberBufAt(op.k)[op.ownerSize:], t.memberBufAt(op.v))
@@ -462,20 +510,27 @@ func (c *metaCache) applyMemberOps(t *Tx) {
 // applyMemberOp applies op, a write of e's member sub (value v), to e's
 // memos.
 func (c *metaCache) applyMemberOp(s *cacheShard, e *cacheEntry, op *memberOp, sub, v []byte) {
-	if op.kind == memberRange {
+	kind := op.kind
+	switch typ, _ := e.typ(); {
+	case kind == memberRange:
 		s.dropMembers(e)
 		return
+	case kind == memberDel && typ == TypeStream:
+		// A stream's deleted members (acknowledged pending entries) are
+		// not looked up again, where a hash's absent field is (HSET
+		// looks before it adds): no memo of their absence.
+		kind = memberForget
 	}
 	i := e.member(sub)
 	if i < 0 {
-		if op.kind != memberForget && e.keepsWrites() {
-			c.addMember(s, e, sub, v, op.kind == memberSet)
+		if kind != memberForget && e.keepsWrites(sub) {
+			c.addMember(s, e, sub, v, kind == memberSet)
 		}
 		return
 	}
 	m := &e.members[i]
 	var d int64
-	switch op.kind {
+	switch kind {
 	case memberSet:
 		// In place: readers copy a memo only under the shard's lock.
 		d = int64(len(v) - len(m.value))
@@ -491,16 +546,37 @@ func (c *metaCache) applyMemberOp(s *cacheShard, e *cacheEntry, op *memberOp, su
 	s.addMemoBytes(d)
 }
 
-// keepsWrites reports whether the commits add memos of e's members, not
-// only update those that reads kept: a hash's fields and a set's members,
-// which are read back soon after they are written (HINCRBY, HGET,
-// SISMEMBER) more often than a stream's entries or a sorted set's index.
-func (e *cacheEntry) keepsWrites() bool {
-	if !e.found || len(e.value) == 0 {
-		return false
+// keepsWrites reports whether the commits add a memo of e's member sub,
+// not only update one that a read kept: a hash's fields and a set's
+// members, which are read back soon after they are written (HINCRBY,
+// HGET, SISMEMBER) more often than a sorted set's index, and the stream
+// members that may have memos (XACK reads the pending entry that
+// XREADGROUP wrote).
+func (e *cacheEntry) keepsWrites(sub []byte) bool {
+	switch typ, _ := e.typ(); typ {
+	case TypeHash, TypeSet:
+		return true
+	case TypeStream:
+		return memoType(typ, sub)
 	}
-	typ := Type(e.value[0] &^ (chunkedFlag | rawFlag))
-	return typ == TypeHash || typ == TypeSet
+	return false
+}
+
+// typ returns the type of the key e is the entry of, if it exists and its
+// value is kept.
+func (e *cacheEntry) typ() (Type, bool) {
+	if !e.found || e.big {
+		return 0, false
+	}
+	return valueType(e.value)
+}
+
+// valueType returns the type a stored metadata value holds.
+func valueType(v []byte) (Type, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	return Type(v[0] &^ (chunkedFlag | rawFlag)), true
 }
 
 // dropMemberMemos drops every member memo: a range deletion across keys.

@@ -49,7 +49,10 @@ func memoRun(t *testing.T, seed uint64, nsubs int, memoLimit int64) {
 		st.cache.memoLimit = memoLimit
 	}
 	keys := []string{"a", "b", "c"}
-	subs := []string{"f0", "f1", "f2", "f3"}
+	// As a stream's, members starting with 'p' may have memos, those
+	// starting with 'e' not (a hash's may).
+	MemoStreamMembers("p")
+	subs := []string{"f0", "f1", "p2", "e3"}
 	for i := len(subs); i < nsubs; i++ {
 		subs = append(subs, fmt.Sprint("f", i))
 	}
@@ -116,6 +119,9 @@ func memoRun(t *testing.T, seed uint64, nsubs int, memoLimit int64) {
 			}
 			switch {
 			case r < 6:
+				if rng.IntN(4) > 0 {
+					tx.Lookup(key) // as commands do: the member's type is known
+				}
 				if _, _, hit := tx.memberFromMemo(tx.memberKey(key, []byte(sub))); hit {
 					hits++
 					mk := tx.memberKey(key, []byte(sub))
