@@ -149,13 +149,13 @@ func ownerMetaKey(buf, p []byte) []byte {
 	return append(buf, p[metaKeyPrefix+4:]...)
 }
 
-// logMember records a member write for the memos (for memberRange, k is
-// the range's start) and marks its key as written by this Tx. The writes
-// of a list, which point reads seldom look up again, are not logged: the
-// commit drops their key's memos instead (as it does for a Tx that writes
-// too much to log, such as a RESTORE of a big collection). The point
-// writes of a stream's entries are not logged either, and cost nothing:
-// they never have memos (memoType).
+// logMember records a member write for the memos (for memberRange, k and
+// v are the range's bounds) and marks its key as written by this Tx. The
+// writes of a list, which point reads seldom look up again, are not
+// logged: the commit drops their key's memos instead (as it does for a Tx
+// that writes too much to log, such as a RESTORE of a big collection).
+// The writes of a stream's entries, trims included, are not logged
+// either, and cost nothing: they never have memos (memoType).
 func (t *Tx) logMember(kind uint8, k, v []byte) {
 	if k[0] != prefixMember {
 		return
@@ -166,8 +166,11 @@ func (t *Tx) logMember(kind uint8, k, v []byte) {
 	}
 	owner := k[:n]
 	ok, known := t.memoKind(owner, k[n:])
-	if !ok && known && kind != memberRange && t.last.m.Type == TypeStream {
-		return // a member that never has a memo (memoType)
+	if !ok && known && t.last.m.Type == TypeStream && (kind != memberRange || streamRangeUnmemoed(k[n:], v, owner)) {
+		return // members that never have memos (memoType)
+	}
+	if kind == memberRange {
+		v = nil
 	}
 	if !ok || len(t.memberBuf) > memberLogMax {
 		t.memberDirty[string(owner)] |= dirtyUnlogged
@@ -188,6 +191,22 @@ func (t *Tx) logMember(kind uint8, k, v []byte) {
 		t.memberAt[string(k)] = int32(len(t.memberOps))
 	}
 	t.memberOps = append(t.memberOps, op)
+}
+
+// streamRangeUnmemoed reports whether a deletion of a stream's members
+// from sub key lo to member key hi (an XTRIM of its entries) covers only
+// members that never have memos: those whose sub keys start with a byte
+// from lo's first to hi's, none of them a tag MemoStreamMembers named.
+func streamRangeUnmemoed(lo, hi, owner []byte) bool {
+	if len(lo) == 0 || len(hi) <= len(owner) || string(hi[:len(owner)]) != string(owner) {
+		return false
+	}
+	for b := int(lo[0]); b <= int(hi[len(owner)]); b++ {
+		if streamMemoTags[b] {
+			return false
+		}
+	}
+	return true
 }
 
 // memberDirty flags, by key: what the Tx wrote of its members beyond

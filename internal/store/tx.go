@@ -357,7 +357,7 @@ func (t *Tx) delRange(lo, hi []byte) {
 	t.wrote.valid = false
 	t.forgetHeld(lo, hi)
 	t.dropAhead(lo, hi)
-	t.logMember(memberRange, lo, nil)
+	t.logMember(memberRange, lo, hi)
 	t.writes++
 	t.last.valid = false
 	if err := t.b.DeleteRange(lo, hi, nil); err != nil {
