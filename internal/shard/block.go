@@ -1,6 +1,8 @@
 package shard
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +77,22 @@ func (b *blocked) has(id string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.byKey[id]) > 0
+}
+
+// inDBs appends to ids the keys of databases a and b that have waiters,
+// those ids already holds aside.
+func (b *blocked) inDBs(ids []string, a, c int) []string {
+	pa, pc := strconv.Itoa(a)+":", strconv.Itoa(c)+":"
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	from := len(ids)
+	for id := range b.byKey {
+		if (strings.HasPrefix(id, pa) || strings.HasPrefix(id, pc)) && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids[from:]) // not map order: the retries are records in the log
+	return ids
 }
 
 // on returns the waiters on id, oldest first.

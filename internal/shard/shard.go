@@ -783,13 +783,22 @@ func (s *Shard) propose(group []*Proposal) {
 func (s *Shard) track(tx *store.Tx) *groupTouches {
 	touched := s.Watches.track(tx)
 	s.group = touched
-	watchTouched := tx.Touched
+	watchTouched, watchTouchedDBs := tx.Touched, tx.TouchedDBs
 	tx.Touched = func(db int, key []byte) {
 		watchTouched(db, key)
 		if s.blocked.n.Load() > 0 {
 			if id := watchID(db, key); s.blocked.has(id) {
 				s.wake = append(s.wake, id)
 			}
+		}
+	}
+	// FLUSHDB, FLUSHALL and SWAPDB retry every call blocked in the
+	// databases, as Redis does: an XREADGROUP whose stream is gone answers
+	// UNBLOCKED, a BLPOP finds the list SWAPDB brought in or waits on.
+	tx.TouchedDBs = func(a, b int) {
+		watchTouchedDBs(a, b)
+		if s.blocked.n.Load() > 0 {
+			s.wake = s.blocked.inDBs(s.wake, a, b)
 		}
 	}
 	return touched

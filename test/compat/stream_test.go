@@ -865,6 +865,24 @@ func TestStreamBlocking(t *testing.T) {
 		d.Do("SET", "s3", "string")
 		b.expect(t, "XREADGROUP when the key changes type")
 
+		// FLUSHDB, FLUSHALL and SWAPDB delete it too.
+		for _, flush := range [][]string{{"FLUSHDB"}, {"FLUSHALL"}, {"SWAPDB", "0", "1"}} {
+			d.Do("XGROUP", "CREATE", "s5", "g", "$", "MKSTREAM")
+			b.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s5", ">")
+			settle()
+			d.Do(flush...)
+			b.expect(t, "XREADGROUP after "+strings.Join(flush, " "))
+		}
+		// A BLPOP waits on through FLUSHALL, and SWAPDB may serve it.
+		b.send("BLPOP", "l", "0")
+		settle()
+		d.Do("FLUSHALL")
+		d.Do("SELECT", "1")
+		d.Do("RPUSH", "l", "from-db-1")
+		d.Do("SELECT", "0")
+		d.Do("SWAPDB", "0", "1")
+		b.expect(t, "BLPOP served by SWAPDB")
+
 		// XREAD waits on through a deletion.
 		b.send("XREAD", "BLOCK", "0", "STREAMS", "s4", "$")
 		settle()
