@@ -181,50 +181,11 @@ func cmdJSONSet(c *Ctx) {
 	if !ok {
 		return
 	}
-	p, err := jsondoc.ParsePath(c.Arg(2))
-	isRoot := err == nil && p.IsRoot()
-	switch {
-	case !k.exists && xx, k.exists && isRoot && nx:
-		c.W.Null()
-		return
-	case isRoot:
-		k.doc, k.parsed = val, true
-		k.save("json.set")
-		c.W.OK()
-		return
-	case !k.exists:
-		c.W.Error(errJSONNewRoot)
-		return
-	case err != nil:
-		c.W.Error(jsonPathError(err))
-		return
-	}
-	doc := k.document()
-	if !nx {
-		if locs := p.Locate(doc); len(locs) > 0 {
-			for i, l := range locs {
-				v := val
-				if i > 0 {
-					v = jsondoc.Copy(val)
-				}
-				k.doc = jsondoc.SetAt(k.doc, l, v)
-			}
-			k.save("json.set")
-			c.W.OK()
-			return
-		}
-		if xx {
-			c.W.Null()
-			return
-		}
-	}
-	// Add a member that does not exist yet: only at a definite place whose
-	// parent exists.
-	added, errMsg := jsonAddMember(k, p, val)
+	plan, errMsg := planJSONSet(k, c.Arg(2), nx, xx)
 	switch {
 	case errMsg != "":
 		c.W.Error(errMsg)
-	case added:
+	case plan.apply(k, val):
 		k.save("json.set")
 		c.W.OK()
 	default:
@@ -232,38 +193,107 @@ func cmdJSONSet(c *Ctx) {
 	}
 }
 
-// jsonAddMember adds the object member p names (its parents must exist),
-// for JSON.SET and JSON.MERGE. It reports whether it added one, or an error.
-func jsonAddMember(k *jsonKey, p *jsondoc.Path, val any) (bool, string) {
+// jsonSetPlan is where JSON.SET, or one triplet of JSON.MSET, puts its
+// value. RedisJSON finds these places on the documents as they are before
+// the command changes anything (so JSON.MSET checks every triplet first),
+// then applies them in order.
+type jsonSetPlan struct {
+	root   bool          // the value replaces the whole document
+	set    []jsondoc.Loc // existing values to replace
+	addTo  []jsondoc.Loc // objects that get the new member addKey
+	addKey string
+}
+
+// planJSONSet finds where JSON.SET would put a value at path in k, with
+// its NX and XX options, or the error to answer. An empty plan changes
+// nothing (JSON.SET answers nil).
+func planJSONSet(k *jsonKey, path string, nx, xx bool) (jsonSetPlan, string) {
+	p, err := jsondoc.ParsePath(path)
+	isRoot := err == nil && p.IsRoot()
+	switch {
+	case !k.exists && xx, k.exists && isRoot && nx:
+		return jsonSetPlan{}, ""
+	case isRoot:
+		return jsonSetPlan{root: true}, ""
+	case !k.exists:
+		return jsonSetPlan{}, errJSONNewRoot
+	case err != nil:
+		return jsonSetPlan{}, jsonPathError(err)
+	}
+	doc := k.document()
+	if !nx {
+		if locs := p.Locate(doc); len(locs) > 0 {
+			return jsonSetPlan{set: locs}, ""
+		}
+		if xx {
+			return jsonSetPlan{}, ""
+		}
+	}
+	// A member that does not exist yet: only at a definite place whose
+	// parent exists.
+	to, key, errMsg := jsonAddPlaces(doc, p)
+	return jsonSetPlan{addTo: to, addKey: key}, errMsg
+}
+
+// jsonAddPlaces finds the objects to which JSON.SET or JSON.MERGE adds the
+// member p names (its parents must exist), and that member's name, or an
+// error.
+func jsonAddPlaces(doc any, p *jsondoc.Path) ([]jsondoc.Loc, string, string) {
 	parent, last, static := p.Static()
 	if !static {
-		return false, errJSONStatic
+		return nil, "", errJSONStatic
 	}
 	key, isKey := last.(string)
 	if !isKey {
 		// An index of an array: it exists (NX) or is out of range.
-		if len(p.Locate(k.doc)) == 0 {
-			return false, errJSONIndex
+		if len(p.Locate(doc)) == 0 {
+			return nil, "", errJSONIndex
 		}
-		return false, ""
+		return nil, "", ""
 	}
-	added := false
-	for i, l := range parent.Locate(k.doc) {
+	var to []jsondoc.Loc
+	for _, l := range parent.Locate(doc) {
+		if o, ok := jsondoc.At(doc, l).(*jsondoc.Object); ok {
+			if _, exists := o.ValueForKey(key); !exists {
+				to = append(to, l)
+			}
+		}
+	}
+	return to, key, ""
+}
+
+// apply puts val where the plan says and reports whether that changed
+// anything. A place that an earlier change of the same command took away
+// (a parent replaced, a member added already) is skipped, as RedisJSON
+// skips it. Every place after the first gets a copy of val.
+func (pl *jsonSetPlan) apply(k *jsonKey, val any) bool {
+	if pl.root {
+		k.doc, k.parsed, k.exists = val, true, true
+		return true
+	}
+	used := false
+	next := func() any {
+		if used {
+			return jsondoc.Copy(val)
+		}
+		used = true
+		return val
+	}
+	for _, l := range pl.set {
+		if _, ok := jsondoc.Find(k.doc, l); ok {
+			k.doc = jsondoc.SetAt(k.doc, l, next())
+		}
+	}
+	for _, l := range pl.addTo {
 		o, ok := jsondoc.At(k.doc, l).(*jsondoc.Object)
 		if !ok {
 			continue
 		}
-		if _, exists := o.ValueForKey(key); exists {
-			continue
+		if _, exists := o.ValueForKey(pl.addKey); !exists {
+			o.SetValueForKey(pl.addKey, next())
 		}
-		v := val
-		if i > 0 {
-			v = jsondoc.Copy(val)
-		}
-		o.SetValueForKey(key, v)
-		added = true
 	}
-	return added, ""
+	return used
 }
 
 // JSON.GET key [INDENT s] [NEWLINE s] [SPACE s] [path ...]
@@ -1363,12 +1393,13 @@ func cmdJSONMerge(c *Ctx) {
 	doc := k.document()
 	locs := p.Locate(doc)
 	if len(locs) == 0 {
-		added, errMsg := jsonAddMember(k, p, mergePatch(nil, val))
+		to, key, errMsg := jsonAddPlaces(doc, p)
 		if errMsg != "" {
 			c.W.Error(errMsg)
 			return
 		}
-		if added {
+		add := jsonSetPlan{addTo: to, addKey: key}
+		if add.apply(k, mergePatch(nil, val)) {
 			k.save("json.merge")
 		}
 		c.W.OK()
