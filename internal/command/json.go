@@ -27,6 +27,11 @@ func init() {
 	}
 	register(
 		w("json.set", -4, "1.0.0", "Sets or updates the JSON value at a path", cmdJSONSet),
+		// JSON.MSET's keys are every third argument, as RedisJSON declares
+		// them (1, -1, 3), so WATCH, tracking and COMMAND GETKEYS see each.
+		&Command{Name: "json.mset", Arity: -4, Flags: Write | DenyOOM, Categories: []string{"write", "slow", "json"}, Group: "module", Since: "2.6.0",
+			Summary: "Sets or updates the JSON value of one or more keys", FirstKey: 1, LastKey: -1, Step: 3,
+			KeySpecs: []KeySpec{{Flags: []string{"RW", "update"}, Index: 1, LastKey: -1, KeyStep: 3}}, Run: cmdJSONMSet},
 		r("json.get", -2, "1.0.0", "Gets the value at one or more paths in JSON serialized form", cmdJSONGet),
 		&Command{Name: "json.mget", Arity: -3, Flags: ReadOnly, Categories: []string{"read", "slow", "json"}, Group: "module", Since: "1.0.0", Summary: "Returns the values at a path from one or more keys", FirstKey: 1, LastKey: -2, Step: 1, Run: cmdJSONMGet},
 		w("json.del", -2, "1.0.0", "Deletes a value", cmdJSONDel),
@@ -113,14 +118,19 @@ func (k *jsonKey) document() any {
 	return k.doc
 }
 
-// save writes the document back, keeping the key's expiry, and raises the
-// command's keyspace event (RedisJSON's names, class d). It is the last
-// change a command makes to the tree, which docCache then keeps.
+// save writes the document back and raises the command's keyspace event
+// (RedisJSON's names, class d).
 func (k *jsonKey) save(event string) {
+	k.store()
+	k.c.Tx.Notify(store.NotifyModule, event, k.key)
+}
+
+// store writes the document back, keeping the key's expiry. It is the last
+// change a command makes to the tree, which docCache then keeps.
+func (k *jsonKey) store() {
 	body := jsondoc.Append(make([]byte, 0, len(k.m.Body)+64), k.doc, nil)
 	k.c.Tx.Put(k.key, store.Meta{Type: store.TypeJSON, ExpireAt: k.m.ExpireAt, Body: body})
 	putDoc(k.c.Tx.DB, k.key, body, k.doc)
-	k.c.Tx.Notify(store.NotifyModule, event, k.key)
 }
 
 // jsonPath parses a path argument; on error it replies and returns nil.
@@ -294,6 +304,66 @@ func (pl *jsonSetPlan) apply(k *jsonKey, val any) bool {
 		}
 	}
 	return used
+}
+
+// JSON.MSET key path value [key path value ...]: JSON.SET of each triplet
+// in one command, so all or none are applied. As in RedisJSON, every
+// triplet is checked first, on the documents as they were before the
+// command (wrong type, a path other than the root on a missing key, a path
+// error, a value that does not parse): one error answers it and changes
+// nothing. Then the triplets are applied in order, each raising json.mset
+// if it changed its document; a triplet that finds nowhere to put its
+// value (a missing parent, or a place an earlier triplet took away) is
+// skipped, and the reply is still OK.
+func cmdJSONMSet(c *Ctx) {
+	if (len(c.Args)-1)%3 != 0 {
+		c.W.Error(WrongArity("json.mset"))
+		return
+	}
+	type triplet struct {
+		k    *jsonKey
+		plan jsonSetPlan
+		val  any
+	}
+	opened := make(map[string]*jsonKey)
+	triplets := make([]triplet, 0, (len(c.Args)-1)/3)
+	for i := 1; i < len(c.Args); i += 3 {
+		// One jsonKey per key: triplets on the same key change one tree.
+		k := opened[string(c.Args[i])]
+		if k == nil {
+			var ok bool
+			if k, ok = openJSON(c, c.Args[i]); !ok {
+				return
+			}
+			opened[string(c.Args[i])] = k
+		}
+		plan, errMsg := planJSONSet(k, c.Arg(i+1), false, false)
+		if errMsg != "" {
+			c.W.Error(errMsg)
+			return
+		}
+		val, ok := parseJSONArg(c, c.Args[i+2])
+		if !ok {
+			return
+		}
+		triplets = append(triplets, triplet{k, plan, val})
+	}
+	var changed []*jsonKey
+	seen := make(map[*jsonKey]bool)
+	for _, t := range triplets {
+		if !t.plan.apply(t.k, t.val) {
+			continue
+		}
+		c.Tx.Notify(store.NotifyModule, "json.mset", t.k.key)
+		if !seen[t.k] {
+			seen[t.k] = true
+			changed = append(changed, t.k)
+		}
+	}
+	for _, k := range changed {
+		k.store() // once per key, after its last change
+	}
+	c.W.OK()
 }
 
 // JSON.GET key [INDENT s] [NEWLINE s] [SPACE s] [path ...]
