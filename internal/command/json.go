@@ -53,6 +53,13 @@ func init() {
 		w("json.toggle", 3, "2.0.0", "Toggles a boolean value", cmdJSONToggle),
 		w("json.merge", 4, "2.6.0", "Merges a given JSON value into matching paths", cmdJSONMerge),
 		r("json.resp", -2, "1.0.0", "Returns the JSON value at path in Redis Serialization Protocol (RESP)", cmdJSONResp),
+		// JSON.DEBUG MEMORY key [path] | JSON.DEBUG HELP: the key is the
+		// third argument (RedisJSON declares 2, 2, 1); HELP has none. Not a
+		// container of subcommands: RedisJSON answers an unknown one with
+		// its own error, which the server's subcommand check would replace.
+		&Command{Name: "json.debug", Arity: -2, Flags: ReadOnly, Categories: []string{"read", "slow", "json"}, Group: "module", Since: "1.0.0",
+			Summary: "Debugging container command", FirstKey: 2, LastKey: 2, Step: 1,
+			KeySpecs: []KeySpec{{Flags: []string{"RO"}, Index: 2, KeyStep: 1}}, Run: cmdJSONDebug},
 	)
 }
 
@@ -67,6 +74,7 @@ const (
 	errJSONNaN     = "result is not a number"
 	errJSONInt     = "Couldn't parse as integer"
 	errJSONFormat  = "ERR FORMAT argument is not supported on RESP2"
+	errJSONDebug   = "ERR unknown subcommand - try `JSON.DEBUG HELP`"
 )
 
 func errPathMissing(path string) string { return "ERR Path '" + path + "' does not exist" }
@@ -1540,5 +1548,85 @@ func jsonRESP(c *Ctx, v any) {
 			c.W.BulkString(key)
 			jsonRESP(c, x.Value(i))
 		}
+	}
+}
+
+// jsonDebugHelp is RedisJSON's JSON.DEBUG HELP text.
+var jsonDebugHelp = []string{
+	"MEMORY <key> [path] - reports memory usage",
+	"HELP                - this message",
+}
+
+// JSON.DEBUG MEMORY key [path] | JSON.DEBUG HELP. Arguments past those are
+// ignored, as RedisJSON ignores them.
+func cmdJSONDebug(c *Ctx) {
+	switch strings.ToUpper(c.Arg(1)) {
+	case "MEMORY":
+		if len(c.Args) < 3 {
+			c.W.Error(WrongArity("json.debug"))
+			return
+		}
+		jsonDebugMemory(c)
+	case "HELP":
+		c.W.ArrayLen(len(jsonDebugHelp))
+		for _, s := range jsonDebugHelp {
+			c.W.BulkString(s)
+		}
+	default:
+		c.W.Error(errJSONDebug)
+	}
+}
+
+// jsonDebugMemory answers JSON.DEBUG MEMORY key [path]: for each match (a
+// JSONPath) or the first one (a legacy path, the default), the size in
+// bytes of the value's compact JSON text. basalt keeps a document as that
+// text, so that is what the value takes in the store; RedisJSON answers
+// the size of its in-memory tree instead, usually larger. A missing key
+// answers 0, or an empty array for a JSONPath.
+func jsonDebugMemory(c *Ctx) {
+	k, ok := openJSON(c, c.Args[2])
+	if !ok {
+		return
+	}
+	path := "."
+	if len(c.Args) > 3 {
+		path = c.Arg(3)
+	}
+	legacy := len(path) == 0 || path[0] != '$'
+	if !k.exists {
+		if legacy {
+			c.W.Int(0)
+		} else {
+			c.W.ArrayLen(0)
+		}
+		return
+	}
+	p := jsonPath(c, path)
+	if p == nil {
+		return
+	}
+	if p.IsRoot() {
+		// The stored body is the whole document's compact text.
+		if !legacy {
+			c.W.ArrayLen(1)
+		}
+		c.W.Int(int64(len(k.m.Body)))
+		return
+	}
+	size := func(v any) int64 { return int64(len(jsondoc.Marshal(v))) }
+	doc := k.document()
+	if legacy {
+		v, found := first(doc, p)
+		if !found {
+			c.W.Error(errPathMissing(p.Fixed))
+			return
+		}
+		c.W.Int(size(v))
+		return
+	}
+	vals := matches(doc, p)
+	c.W.ArrayLen(len(vals))
+	for _, v := range vals {
+		c.W.Int(size(v))
 	}
 }

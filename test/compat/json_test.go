@@ -339,6 +339,10 @@ JSON.RESP t $.a4 => [[+"[", ,1.2, :2, ,3.3199999999999998]]
 JSON.ARRPOP t $.a4 => ["3.32"]
 JSON.DEL t $..b => :2
 JSON.MSET r1 $ '{"a":1.5}' r2 . 2 => +OK
+JSON.DEBUG MEMORY r1 $.a => [:3]
+JSON.DEBUG MEMORY r2 => :1
+JSON.DEBUG MEMORY nosuchkey $ => []
+JSON.DEBUG HELP => ["MEMORY <key> [path] - reports memory usage", "HELP                - this message"]
 `)
 }
 
@@ -555,14 +559,17 @@ COMMAND GETKEYS JSON.MSET k1 $ 1 k2 $.a 2 k3 . 3 => ["k1", "k2", "k3"]
 COMMAND GETKEYS JSON.MSET k1 $ 1 => ["k1"]
 COMMAND GETKEYSANDFLAGS JSON.MSET k1 $ 1 k2 $ 2 => [["k1", [+RW, +update]], ["k2", [+RW, +update]]]
 COMMAND GETKEYS JSON.MSET k1 $ => -ERR Invalid number of arguments specified for command
+COMMAND GETKEYS JSON.DEBUG MEMORY k $ => ["k"]
+COMMAND GETKEYSANDFLAGS JSON.DEBUG MEMORY k => [["k", [+RO]]]
 `)
-	info := c.Do("COMMAND", "INFO", "JSON.MSET")
-	if len(info.Elems) != 1 || len(info.Elems[0].Elems) != 10 {
+	info := c.Do("COMMAND", "INFO", "JSON.MSET", "JSON.DEBUG")
+	if len(info.Elems) != 2 || len(info.Elems[0].Elems) != 10 || len(info.Elems[1].Elems) != 10 {
 		t.Fatalf("COMMAND INFO: %s", info)
 	}
 	// name, arity, flags, first, last, step
 	for i, want := range []string{
 		`"json.mset" :-4 [+write, +denyoom] :1 :-1 :3`,
+		`"json.debug" :-2 [+readonly] :2 :2 :1`,
 	} {
 		var got []string
 		for _, e := range info.Elems[i].Elems[:6] {
@@ -593,4 +600,47 @@ MULTI => +OK
 JSON.GET w2 => +QUEUED
 EXEC => ["20"]
 `)
+}
+
+// JSON.DEBUG MEMORY answers the size of each value's compact JSON text
+// (basalt's own measure, see README; RedisJSON measures its in-memory tree
+// and documents 573 for item:2), an integer for a legacy path and an array
+// for a JSONPath. JSON.DEBUG HELP is RedisJSON's text.
+func TestJSONDebug(t *testing.T) {
+	c := startJSON(t)
+	jsonScript(t, c, `
+JSON.SET item:2 $ '{"name":"Wireless earbuds","description":"Wireless Bluetooth in-ear headphones","connection":{"wireless":true,"type":"Bluetooth"},"price":64.99,"stock":17,"colors":["black","white"], "max_level":[80, 100, 120]}' => +OK
+JSON.DEBUG MEMORY item:2 => :207
+JSON.DEBUG memory item:2 . => :207
+JSON.DEBUG MEMORY item:2 $ => [:207]
+JSON.DEBUG MEMORY item:2 .stock => :2
+JSON.DEBUG MEMORY item:2 $.colors => [:17]
+JSON.DEBUG MEMORY item:2 $..type => [:11]
+JSON.DEBUG MEMORY item:2 $.* => [:18, :38, :36, :5, :2, :17, :12]
+JSON.DEBUG MEMORY item:2 $.nosuch => []
+JSON.DEBUG MEMORY item:2 .nosuch => -ERR Path '$.nosuch' does not exist
+JSON.DEBUG MEMORY item:2 $[ => -JSON Path error: not terminated at 3 in $[
+JSON.DEBUG MEMORY item:2 $ ignored => [:207]
+JSON.DEBUG MEMORY nosuchkey => :0
+JSON.DEBUG MEMORY nosuchkey .a => :0
+JSON.DEBUG MEMORY nosuchkey $ => []
+JSON.DEBUG MEMORY nosuchkey $..a => []
+SET s x => +OK
+JSON.DEBUG MEMORY s => -WRONGTYPE Operation against a key holding the wrong kind of value
+JSON.DEBUG HELP => ["MEMORY <key> [path] - reports memory usage", "HELP                - this message"]
+JSON.DEBUG help extra => ["MEMORY <key> [path] - reports memory usage", "HELP                - this message"]
+JSON.DEBUG => -ERR wrong number of arguments for 'json.debug' command
+JSON.DEBUG MEMORY => -ERR wrong number of arguments for 'json.debug' command
+JSON.SET item:2 $.stock 1234 => +OK
+JSON.DEBUG MEMORY item:2 .stock => :4
+JSON.DEBUG MEMORY item:2 => :209
+`)
+	// (A raw string cannot hold the backquotes of this one.)
+	if r := c.Do("JSON.DEBUG", "NOSUCH", "k"); r.String() != "-ERR unknown subcommand - try `JSON.DEBUG HELP`" {
+		t.Errorf("JSON.DEBUG NOSUCH: %s", r)
+	}
+	// The whole document's measure is what JSON.GET answers, byte for byte.
+	if n, doc := c.Do("JSON.DEBUG", "MEMORY", "item:2"), c.Do("JSON.GET", "item:2"); n.Int != int64(len(doc.Str)) {
+		t.Errorf("JSON.DEBUG MEMORY %d, JSON.GET %d bytes", n.Int, len(doc.Str))
+	}
 }
