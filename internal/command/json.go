@@ -27,6 +27,11 @@ func init() {
 	}
 	register(
 		w("json.set", -4, "1.0.0", "Sets or updates the JSON value at a path", cmdJSONSet),
+		// JSON.MSET's keys are every third argument, as RedisJSON declares
+		// them (1, -1, 3), so WATCH, tracking and COMMAND GETKEYS see each.
+		&Command{Name: "json.mset", Arity: -4, Flags: Write | DenyOOM, Categories: []string{"write", "slow", "json"}, Group: "module", Since: "2.6.0",
+			Summary: "Sets or updates the JSON value of one or more keys", FirstKey: 1, LastKey: -1, Step: 3,
+			KeySpecs: []KeySpec{{Flags: []string{"RW", "update"}, Index: 1, LastKey: -1, KeyStep: 3}}, Run: cmdJSONMSet},
 		r("json.get", -2, "1.0.0", "Gets the value at one or more paths in JSON serialized form", cmdJSONGet),
 		&Command{Name: "json.mget", Arity: -3, Flags: ReadOnly, Categories: []string{"read", "slow", "json"}, Group: "module", Since: "1.0.0", Summary: "Returns the values at a path from one or more keys", FirstKey: 1, LastKey: -2, Step: 1, Run: cmdJSONMGet},
 		w("json.del", -2, "1.0.0", "Deletes a value", cmdJSONDel),
@@ -48,6 +53,13 @@ func init() {
 		w("json.toggle", 3, "2.0.0", "Toggles a boolean value", cmdJSONToggle),
 		w("json.merge", 4, "2.6.0", "Merges a given JSON value into matching paths", cmdJSONMerge),
 		r("json.resp", -2, "1.0.0", "Returns the JSON value at path in Redis Serialization Protocol (RESP)", cmdJSONResp),
+		// JSON.DEBUG MEMORY key [path] | JSON.DEBUG HELP: the key is the
+		// third argument (RedisJSON declares 2, 2, 1); HELP has none. Not a
+		// container of subcommands: RedisJSON answers an unknown one with
+		// its own error, which the server's subcommand check would replace.
+		&Command{Name: "json.debug", Arity: -2, Flags: ReadOnly, Categories: []string{"read", "slow", "json"}, Group: "module", Since: "1.0.0",
+			Summary: "Debugging container command", FirstKey: 2, LastKey: 2, Step: 1,
+			KeySpecs: []KeySpec{{Flags: []string{"RO"}, Index: 2, KeyStep: 1}}, Run: cmdJSONDebug},
 	)
 }
 
@@ -62,6 +74,7 @@ const (
 	errJSONNaN     = "result is not a number"
 	errJSONInt     = "Couldn't parse as integer"
 	errJSONFormat  = "ERR FORMAT argument is not supported on RESP2"
+	errJSONDebug   = "ERR unknown subcommand - try `JSON.DEBUG HELP`"
 )
 
 func errPathMissing(path string) string { return "ERR Path '" + path + "' does not exist" }
@@ -113,14 +126,19 @@ func (k *jsonKey) document() any {
 	return k.doc
 }
 
-// save writes the document back, keeping the key's expiry, and raises the
-// command's keyspace event (RedisJSON's names, class d). It is the last
-// change a command makes to the tree, which docCache then keeps.
+// save writes the document back and raises the command's keyspace event
+// (RedisJSON's names, class d).
 func (k *jsonKey) save(event string) {
+	k.store()
+	k.c.Tx.Notify(store.NotifyModule, event, k.key)
+}
+
+// store writes the document back, keeping the key's expiry. It is the last
+// change a command makes to the tree, which docCache then keeps.
+func (k *jsonKey) store() {
 	body := jsondoc.Append(make([]byte, 0, len(k.m.Body)+64), k.doc, nil)
 	k.c.Tx.Put(k.key, store.Meta{Type: store.TypeJSON, ExpireAt: k.m.ExpireAt, Body: body})
 	putDoc(k.c.Tx.DB, k.key, body, k.doc)
-	k.c.Tx.Notify(store.NotifyModule, event, k.key)
 }
 
 // jsonPath parses a path argument; on error it replies and returns nil.
@@ -181,50 +199,11 @@ func cmdJSONSet(c *Ctx) {
 	if !ok {
 		return
 	}
-	p, err := jsondoc.ParsePath(c.Arg(2))
-	isRoot := err == nil && p.IsRoot()
-	switch {
-	case !k.exists && xx, k.exists && isRoot && nx:
-		c.W.Null()
-		return
-	case isRoot:
-		k.doc, k.parsed = val, true
-		k.save("json.set")
-		c.W.OK()
-		return
-	case !k.exists:
-		c.W.Error(errJSONNewRoot)
-		return
-	case err != nil:
-		c.W.Error(jsonPathError(err))
-		return
-	}
-	doc := k.document()
-	if !nx {
-		if locs := p.Locate(doc); len(locs) > 0 {
-			for i, l := range locs {
-				v := val
-				if i > 0 {
-					v = jsondoc.Copy(val)
-				}
-				k.doc = jsondoc.SetAt(k.doc, l, v)
-			}
-			k.save("json.set")
-			c.W.OK()
-			return
-		}
-		if xx {
-			c.W.Null()
-			return
-		}
-	}
-	// Add a member that does not exist yet: only at a definite place whose
-	// parent exists.
-	added, errMsg := jsonAddMember(k, p, val)
+	plan, errMsg := planJSONSet(k, c.Arg(2), nx, xx)
 	switch {
 	case errMsg != "":
 		c.W.Error(errMsg)
-	case added:
+	case plan.apply(k, val):
 		k.save("json.set")
 		c.W.OK()
 	default:
@@ -232,38 +211,167 @@ func cmdJSONSet(c *Ctx) {
 	}
 }
 
-// jsonAddMember adds the object member p names (its parents must exist),
-// for JSON.SET and JSON.MERGE. It reports whether it added one, or an error.
-func jsonAddMember(k *jsonKey, p *jsondoc.Path, val any) (bool, string) {
+// jsonSetPlan is where JSON.SET, or one triplet of JSON.MSET, puts its
+// value. RedisJSON finds these places on the documents as they are before
+// the command changes anything (so JSON.MSET checks every triplet first),
+// then applies them in order.
+type jsonSetPlan struct {
+	root   bool          // the value replaces the whole document
+	set    []jsondoc.Loc // existing values to replace
+	addTo  []jsondoc.Loc // objects that get the new member addKey
+	addKey string
+}
+
+// planJSONSet finds where JSON.SET would put a value at path in k, with
+// its NX and XX options, or the error to answer. An empty plan changes
+// nothing (JSON.SET answers nil).
+func planJSONSet(k *jsonKey, path string, nx, xx bool) (jsonSetPlan, string) {
+	p, err := jsondoc.ParsePath(path)
+	isRoot := err == nil && p.IsRoot()
+	switch {
+	case !k.exists && xx, k.exists && isRoot && nx:
+		return jsonSetPlan{}, ""
+	case isRoot:
+		return jsonSetPlan{root: true}, ""
+	case !k.exists:
+		return jsonSetPlan{}, errJSONNewRoot
+	case err != nil:
+		return jsonSetPlan{}, jsonPathError(err)
+	}
+	doc := k.document()
+	if !nx {
+		if locs := p.Locate(doc); len(locs) > 0 {
+			return jsonSetPlan{set: locs}, ""
+		}
+		if xx {
+			return jsonSetPlan{}, ""
+		}
+	}
+	// A member that does not exist yet: only at a definite place whose
+	// parent exists.
+	to, key, errMsg := jsonAddPlaces(doc, p)
+	return jsonSetPlan{addTo: to, addKey: key}, errMsg
+}
+
+// jsonAddPlaces finds the objects to which JSON.SET or JSON.MERGE adds the
+// member p names (its parents must exist), and that member's name, or an
+// error.
+func jsonAddPlaces(doc any, p *jsondoc.Path) ([]jsondoc.Loc, string, string) {
 	parent, last, static := p.Static()
 	if !static {
-		return false, errJSONStatic
+		return nil, "", errJSONStatic
 	}
 	key, isKey := last.(string)
 	if !isKey {
 		// An index of an array: it exists (NX) or is out of range.
-		if len(p.Locate(k.doc)) == 0 {
-			return false, errJSONIndex
+		if len(p.Locate(doc)) == 0 {
+			return nil, "", errJSONIndex
 		}
-		return false, ""
+		return nil, "", ""
 	}
-	added := false
-	for i, l := range parent.Locate(k.doc) {
+	var to []jsondoc.Loc
+	for _, l := range parent.Locate(doc) {
+		if o, ok := jsondoc.At(doc, l).(*jsondoc.Object); ok {
+			if _, exists := o.ValueForKey(key); !exists {
+				to = append(to, l)
+			}
+		}
+	}
+	return to, key, ""
+}
+
+// apply puts val where the plan says and reports whether that changed
+// anything. A place that an earlier change of the same command took away
+// (a parent replaced, a member added already) is skipped, as RedisJSON
+// skips it. Every place after the first gets a copy of val.
+func (pl *jsonSetPlan) apply(k *jsonKey, val any) bool {
+	if pl.root {
+		k.doc, k.parsed, k.exists = val, true, true
+		return true
+	}
+	used := false
+	next := func() any {
+		if used {
+			return jsondoc.Copy(val)
+		}
+		used = true
+		return val
+	}
+	for _, l := range pl.set {
+		if _, ok := jsondoc.Find(k.doc, l); ok {
+			k.doc = jsondoc.SetAt(k.doc, l, next())
+		}
+	}
+	for _, l := range pl.addTo {
 		o, ok := jsondoc.At(k.doc, l).(*jsondoc.Object)
 		if !ok {
 			continue
 		}
-		if _, exists := o.ValueForKey(key); exists {
+		if _, exists := o.ValueForKey(pl.addKey); !exists {
+			o.SetValueForKey(pl.addKey, next())
+		}
+	}
+	return used
+}
+
+// JSON.MSET key path value [key path value ...]: JSON.SET of each triplet
+// in one command, so all or none are applied. As in RedisJSON, every
+// triplet is checked first, on the documents as they were before the
+// command (wrong type, a path other than the root on a missing key, a path
+// error, a value that does not parse): one error answers it and changes
+// nothing. Then the triplets are applied in order, each raising json.mset
+// if it changed its document; a triplet that finds nowhere to put its
+// value (a missing parent, or a place an earlier triplet took away) is
+// skipped, and the reply is still OK.
+func cmdJSONMSet(c *Ctx) {
+	if (len(c.Args)-1)%3 != 0 {
+		c.W.Error(WrongArity("json.mset"))
+		return
+	}
+	type triplet struct {
+		k    *jsonKey
+		plan jsonSetPlan
+		val  any
+	}
+	opened := make(map[string]*jsonKey)
+	triplets := make([]triplet, 0, (len(c.Args)-1)/3)
+	for i := 1; i < len(c.Args); i += 3 {
+		// One jsonKey per key: triplets on the same key change one tree.
+		k := opened[string(c.Args[i])]
+		if k == nil {
+			var ok bool
+			if k, ok = openJSON(c, c.Args[i]); !ok {
+				return
+			}
+			opened[string(c.Args[i])] = k
+		}
+		plan, errMsg := planJSONSet(k, c.Arg(i+1), false, false)
+		if errMsg != "" {
+			c.W.Error(errMsg)
+			return
+		}
+		val, ok := parseJSONArg(c, c.Args[i+2])
+		if !ok {
+			return
+		}
+		triplets = append(triplets, triplet{k, plan, val})
+	}
+	var changed []*jsonKey
+	seen := make(map[*jsonKey]bool)
+	for _, t := range triplets {
+		if !t.plan.apply(t.k, t.val) {
 			continue
 		}
-		v := val
-		if i > 0 {
-			v = jsondoc.Copy(val)
+		c.Tx.Notify(store.NotifyModule, "json.mset", t.k.key)
+		if !seen[t.k] {
+			seen[t.k] = true
+			changed = append(changed, t.k)
 		}
-		o.SetValueForKey(key, v)
-		added = true
 	}
-	return added, ""
+	for _, k := range changed {
+		k.store() // once per key, after its last change
+	}
+	c.W.OK()
 }
 
 // JSON.GET key [INDENT s] [NEWLINE s] [SPACE s] [path ...]
@@ -1363,12 +1471,13 @@ func cmdJSONMerge(c *Ctx) {
 	doc := k.document()
 	locs := p.Locate(doc)
 	if len(locs) == 0 {
-		added, errMsg := jsonAddMember(k, p, mergePatch(nil, val))
+		to, key, errMsg := jsonAddPlaces(doc, p)
 		if errMsg != "" {
 			c.W.Error(errMsg)
 			return
 		}
-		if added {
+		add := jsonSetPlan{addTo: to, addKey: key}
+		if add.apply(k, mergePatch(nil, val)) {
 			k.save("json.merge")
 		}
 		c.W.OK()
@@ -1439,5 +1548,85 @@ func jsonRESP(c *Ctx, v any) {
 			c.W.BulkString(key)
 			jsonRESP(c, x.Value(i))
 		}
+	}
+}
+
+// jsonDebugHelp is RedisJSON's JSON.DEBUG HELP text.
+var jsonDebugHelp = []string{
+	"MEMORY <key> [path] - reports memory usage",
+	"HELP                - this message",
+}
+
+// JSON.DEBUG MEMORY key [path] | JSON.DEBUG HELP. Arguments past those are
+// ignored, as RedisJSON ignores them.
+func cmdJSONDebug(c *Ctx) {
+	switch strings.ToUpper(c.Arg(1)) {
+	case "MEMORY":
+		if len(c.Args) < 3 {
+			c.W.Error(WrongArity("json.debug"))
+			return
+		}
+		jsonDebugMemory(c)
+	case "HELP":
+		c.W.ArrayLen(len(jsonDebugHelp))
+		for _, s := range jsonDebugHelp {
+			c.W.BulkString(s)
+		}
+	default:
+		c.W.Error(errJSONDebug)
+	}
+}
+
+// jsonDebugMemory answers JSON.DEBUG MEMORY key [path]: for each match (a
+// JSONPath) or the first one (a legacy path, the default), the size in
+// bytes of the value's compact JSON text. basalt keeps a document as that
+// text, so that is what the value takes in the store; RedisJSON answers
+// the size of its in-memory tree instead, usually larger. A missing key
+// answers 0, or an empty array for a JSONPath.
+func jsonDebugMemory(c *Ctx) {
+	k, ok := openJSON(c, c.Args[2])
+	if !ok {
+		return
+	}
+	path := "."
+	if len(c.Args) > 3 {
+		path = c.Arg(3)
+	}
+	legacy := len(path) == 0 || path[0] != '$'
+	if !k.exists {
+		if legacy {
+			c.W.Int(0)
+		} else {
+			c.W.ArrayLen(0)
+		}
+		return
+	}
+	p := jsonPath(c, path)
+	if p == nil {
+		return
+	}
+	if p.IsRoot() {
+		// The stored body is the whole document's compact text.
+		if !legacy {
+			c.W.ArrayLen(1)
+		}
+		c.W.Int(int64(len(k.m.Body)))
+		return
+	}
+	size := func(v any) int64 { return int64(len(jsondoc.Marshal(v))) }
+	doc := k.document()
+	if legacy {
+		v, found := first(doc, p)
+		if !found {
+			c.W.Error(errPathMissing(p.Fixed))
+			return
+		}
+		c.W.Int(size(v))
+		return
+	}
+	vals := matches(doc, p)
+	c.W.ArrayLen(len(vals))
+	for _, v := range vals {
+		c.W.Int(size(v))
 	}
 }

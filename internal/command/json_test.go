@@ -21,7 +21,7 @@ func jsonWorkload(r *rand.Rand, n int) [][][]byte {
 	var out [][][]byte
 	for range n {
 		var a []string
-		switch r.IntN(12) {
+		switch r.IntN(13) {
 		case 0, 1:
 			a = []string{"JSON.SET", key(), path(), val()}
 		case 2, 3:
@@ -40,6 +40,8 @@ func jsonWorkload(r *rand.Rand, n int) [][][]byte {
 			a = []string{"JSON.STRAPPEND", key(), path(), `"x"`}
 		case 10:
 			a = []string{"JSON.TOGGLE", key(), path()}
+		case 11:
+			a = []string{"JSON.MSET", key(), path(), val(), key(), path(), val()}
 		default:
 			a = []string{"JSON.CLEAR", key(), path()}
 		}

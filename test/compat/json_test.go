@@ -260,6 +260,9 @@ JSON.SET nokey $ 1 XX => (nil)
 JSON.SET d $.no.such 1 => (nil)
 JSON.SET d $.a.b[9] 1 => -ERR array index out of range
 JSON.SET d $..zz 1 => -Err wrong static path
+JSON.SET n $ '{"a":{"a":1}}' => +OK
+JSON.SET n $..a '{"b":2}' => +OK
+JSON.GET n => "{\"a\":{\"b\":2}}"
 JSON.NUMINCRBY nokey $.a 1 => -ERR could not perform this operation on a key that doesn't exist
 JSON.NUMINCRBY d .a 1 => -ERR Path '$.a' does not exist or does not contains a number
 JSON.NUMINCRBY d $.x abc => -expected value at line 1 column 1
@@ -335,6 +338,11 @@ JSON.GET t FORMAT STRING $.a4 => "[[1.2,2,3.32]]"
 JSON.RESP t $.a4 => [[+"[", ,1.2, :2, ,3.3199999999999998]]
 JSON.ARRPOP t $.a4 => ["3.32"]
 JSON.DEL t $..b => :2
+JSON.MSET r1 $ '{"a":1.5}' r2 . 2 => +OK
+JSON.DEBUG MEMORY r1 $.a => [:3]
+JSON.DEBUG MEMORY r2 => :1
+JSON.DEBUG MEMORY nosuchkey $ => []
+JSON.DEBUG HELP => ["MEMORY <key> [path] - reports memory usage", "HELP                - this message"]
 `)
 }
 
@@ -458,5 +466,181 @@ func TestJSONSeatMapCounters(t *testing.T) {
 	}
 	if sold != workers*perWorker {
 		t.Errorf("sold %d, want %d", sold, workers*perWorker)
+	}
+}
+
+// JSON.MSET: the example of RedisJSON's command page, and the cases of
+// RedisJSON's own tests (testMSET, testMSET_Partial, testMSET_Error): all
+// triplets are checked on the documents as they were before the command,
+// one error answers it and changes nothing, then the triplets apply in
+// order and a triplet that finds no place to write is skipped.
+func TestJSONMSet(t *testing.T) {
+	c := startJSON(t)
+	jsonScript(t, c, `
+# The documented example
+JSON.MSET doc1 $ '{"a":1}' doc2 $ '{"f":{"a":2}}' doc3 $ '{"f1":{"a":0},"f2":{"a":0}}' => +OK
+JSON.MSET doc1 $ '{"a":2}' doc2 $.f.a '3' doc3 $ '{"f1":{"a":1},"f2":{"a":2}}' => +OK
+JSON.GET doc1 $ => "[{\"a\":2}]"
+JSON.GET doc2 $ => "[{\"f\":{\"a\":3}}]"
+JSON.GET doc3 => "{\"f1\":{\"a\":1},\"f2\":{\"a\":2}}"
+
+# A new member, a JSONPath with matches in depth, legacy paths
+JSON.MSET a{s} $ '"a_val"' => +OK
+JSON.GET a{s} $ => "[\"a_val\"]"
+JSON.MSET a{s} $ '{"aa":"a_val"}' b{s} $ '{"bb":"b_val"}' => +OK
+JSON.MGET a{s} b{s} $ => ["[{\"aa\":\"a_val\"}]", "[{\"bb\":\"b_val\"}]"]
+JSON.MSET a{s} $.ab '"a_val2"' b{s} $..bb '"b_val2"' => +OK
+JSON.MGET a{s} b{s} $ => ["[{\"aa\":\"a_val\",\"ab\":\"a_val2\"}]", "[{\"bb\":\"b_val2\"}]"]
+JSON.MSET l . '{"n":[1,2],"o":{"p":{"q":1}}}' => +OK
+JSON.MSET l .n[0] 9 l .m true l $..q '"r"' => +OK
+JSON.GET l => "{\"n\":[9,2],\"o\":{\"p\":{\"q\":\"r\"}},\"m\":true}"
+TYPE l => +ReJSON-RL
+
+# A place an earlier triplet took away, or a missing parent, is skipped
+JSON.SET a $ '{"x": {"y":[10,20], "z":[30,40]}}' => +OK
+JSON.SET b $ '{"x": 60}' => +OK
+JSON.MSET a $.x '{}' a $.x.z[1] 50 b $.x 70 => +OK
+JSON.GET a $ => "[{\"x\":{}}]"
+JSON.GET b $ => "[{\"x\":70}]"
+JSON.SET a $ '{"x": {"y":[10,20], "z":[30,40]}}' => +OK
+JSON.MSET a $.x '{}' a $.x.z[1] 50 a $.u 70 => +OK
+JSON.GET a $ => "[{\"x\":{},\"u\":70}]"
+JSON.MSET a $.no.such 1 b $.x 71 => +OK
+JSON.GET a => "{\"x\":{},\"u\":70}"
+JSON.GET b => "{\"x\":71}"
+
+# The expiry stays, as with JSON.SET
+EXPIRE b 100 => :1
+JSON.MSET b $.x 72 b $ '{"y":1}' => +OK
+TTL b => :100
+JSON.GET b => "{\"y\":1}"
+`)
+}
+
+// One error in any triplet answers JSON.MSET and leaves every key as it
+// was, the earlier triplets' keys included.
+func TestJSONMSetErrors(t *testing.T) {
+	c := startJSON(t)
+	jsonScript(t, c, `
+JSON.SET a $ '"a_val"' => +OK
+JSON.SET o $ '{"arr":[1]}' => +OK
+SET s x => +OK
+JSON.MSET => -ERR wrong number of arguments for 'json.mset' command
+JSON.MSET a => -ERR wrong number of arguments for 'json.mset' command
+JSON.MSET a $ => -ERR wrong number of arguments for 'json.mset' command
+JSON.MSET a $ '"a_val2"' b => -ERR wrong number of arguments for 'json.mset' command
+JSON.MSET a $ '"a_val2"' b $ => -ERR wrong number of arguments for 'json.mset' command
+JSON.MSET a $ '"a_val2"' b $.....a '"b_val"' => -ERR new objects must be created at the root
+JSON.MSET a $ '"a_val2"' s $ 1 => -WRONGTYPE Operation against a key holding the wrong kind of value
+JSON.MSET a $ '"a_val2"' c $ '{bad' => -key must be a string at line 1 column 2
+JSON.MSET a $ '"a_val2"' o $..zz 1 => -Err wrong static path
+JSON.MSET a $ '"a_val2"' o $.arr[5] 1 => -ERR array index out of range
+JSON.MSET a $ '"a_val2"' o '$[' 1 => -JSON Path error: not terminated at 3 in $[
+JSON.MSET o $.arr[0] 2 nokey $.x 1 => -ERR new objects must be created at the root
+# A path error comes before the value's (RedisJSON checks the path first)
+JSON.MSET o $..zz '{bad' => -Err wrong static path
+# The key is missing when the triplets are checked, though the first
+# triplet would create it
+JSON.MSET n $ '{}' n $.a 1 => -ERR new objects must be created at the root
+EXISTS b c n nokey => :0
+JSON.GET a $ => "[\"a_val\"]"
+JSON.GET o => "{\"arr\":[1]}"
+GET s => "x"
+`)
+}
+
+// JSON.MSET declares every key (1, -1, 3 as RedisJSON), so COMMAND
+// GETKEYS finds them and a write to any of them breaks a WATCH.
+func TestJSONMSetKeys(t *testing.T) {
+	b := testutil.StartBasalt(t, "")
+	c := testutil.Dial(t, b.Addr)
+	jsonScript(t, c, `
+COMMAND GETKEYS JSON.MSET k1 $ 1 k2 $.a 2 k3 . 3 => ["k1", "k2", "k3"]
+COMMAND GETKEYS JSON.MSET k1 $ 1 => ["k1"]
+COMMAND GETKEYSANDFLAGS JSON.MSET k1 $ 1 k2 $ 2 => [["k1", [+RW, +update]], ["k2", [+RW, +update]]]
+COMMAND GETKEYS JSON.MSET k1 $ => -ERR Invalid number of arguments specified for command
+COMMAND GETKEYS JSON.DEBUG MEMORY k $ => ["k"]
+COMMAND GETKEYSANDFLAGS JSON.DEBUG MEMORY k => [["k", [+RO]]]
+`)
+	info := c.Do("COMMAND", "INFO", "JSON.MSET", "JSON.DEBUG")
+	if len(info.Elems) != 2 || len(info.Elems[0].Elems) != 10 || len(info.Elems[1].Elems) != 10 {
+		t.Fatalf("COMMAND INFO: %s", info)
+	}
+	// name, arity, flags, first, last, step
+	for i, want := range []string{
+		`"json.mset" :-4 [+write, +denyoom] :1 :-1 :3`,
+		`"json.debug" :-2 [+readonly] :2 :2 :1`,
+	} {
+		var got []string
+		for _, e := range info.Elems[i].Elems[:6] {
+			got = append(got, e.String())
+		}
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("COMMAND INFO: %s, want %s", g, want)
+		}
+	}
+
+	// WATCH of the second key of a JSON.MSET from another client: EXEC
+	// fails. A JSON.MSET that fails changes nothing: EXEC runs.
+	other := testutil.Dial(t, b.Addr)
+	jsonScript(t, c, `
+JSON.MSET w1 $ 1 w2 $ 2 => +OK
+WATCH w2 => +OK
+`)
+	jsonScript(t, other, `JSON.MSET w1 $ 10 w2 $ 20 => +OK`)
+	jsonScript(t, c, `
+MULTI => +OK
+JSON.GET w2 => +QUEUED
+EXEC => (nil-array)
+WATCH w2 => +OK
+`)
+	jsonScript(t, other, `JSON.MSET w1 $ 11 w2 $.x 1 w3 $.x 1 => -ERR new objects must be created at the root`)
+	jsonScript(t, c, `
+MULTI => +OK
+JSON.GET w2 => +QUEUED
+EXEC => ["20"]
+`)
+}
+
+// JSON.DEBUG MEMORY answers the size of each value's compact JSON text
+// (basalt's own measure, see README; RedisJSON measures its in-memory tree
+// and documents 573 for item:2), an integer for a legacy path and an array
+// for a JSONPath. JSON.DEBUG HELP is RedisJSON's text.
+func TestJSONDebug(t *testing.T) {
+	c := startJSON(t)
+	jsonScript(t, c, `
+JSON.SET item:2 $ '{"name":"Wireless earbuds","description":"Wireless Bluetooth in-ear headphones","connection":{"wireless":true,"type":"Bluetooth"},"price":64.99,"stock":17,"colors":["black","white"], "max_level":[80, 100, 120]}' => +OK
+JSON.DEBUG MEMORY item:2 => :207
+JSON.DEBUG memory item:2 . => :207
+JSON.DEBUG MEMORY item:2 $ => [:207]
+JSON.DEBUG MEMORY item:2 .stock => :2
+JSON.DEBUG MEMORY item:2 $.colors => [:17]
+JSON.DEBUG MEMORY item:2 $..type => [:11]
+JSON.DEBUG MEMORY item:2 $.* => [:18, :38, :36, :5, :2, :17, :12]
+JSON.DEBUG MEMORY item:2 $.nosuch => []
+JSON.DEBUG MEMORY item:2 .nosuch => -ERR Path '$.nosuch' does not exist
+JSON.DEBUG MEMORY item:2 $[ => -JSON Path error: not terminated at 3 in $[
+JSON.DEBUG MEMORY item:2 $ ignored => [:207]
+JSON.DEBUG MEMORY nosuchkey => :0
+JSON.DEBUG MEMORY nosuchkey .a => :0
+JSON.DEBUG MEMORY nosuchkey $ => []
+JSON.DEBUG MEMORY nosuchkey $..a => []
+SET s x => +OK
+JSON.DEBUG MEMORY s => -WRONGTYPE Operation against a key holding the wrong kind of value
+JSON.DEBUG HELP => ["MEMORY <key> [path] - reports memory usage", "HELP                - this message"]
+JSON.DEBUG help extra => ["MEMORY <key> [path] - reports memory usage", "HELP                - this message"]
+JSON.DEBUG => -ERR wrong number of arguments for 'json.debug' command
+JSON.DEBUG MEMORY => -ERR wrong number of arguments for 'json.debug' command
+JSON.SET item:2 $.stock 1234 => +OK
+JSON.DEBUG MEMORY item:2 .stock => :4
+JSON.DEBUG MEMORY item:2 => :209
+`)
+	// (A raw string cannot hold the backquotes of this one.)
+	if r := c.Do("JSON.DEBUG", "NOSUCH", "k"); r.String() != "-ERR unknown subcommand - try `JSON.DEBUG HELP`" {
+		t.Errorf("JSON.DEBUG NOSUCH: %s", r)
+	}
+	// The whole document's measure is what JSON.GET answers, byte for byte.
+	if n, doc := c.Do("JSON.DEBUG", "MEMORY", "item:2"), c.Do("JSON.GET", "item:2"); n.Int != int64(len(doc.Str)) {
+		t.Errorf("JSON.DEBUG MEMORY %d, JSON.GET %d bytes", n.Int, len(doc.Str))
 	}
 }

@@ -665,6 +665,10 @@ func TestKeyspaceNotificationsJSON(t *testing.T) {
 		{[]string{"JSON.CLEAR", "j", "$.o"}, "json.clear"},
 		{[]string{"JSON.CLEAR", "j", "$.o"}, ""},
 		{[]string{"JSON.MERGE", "j", "$", `{"m":1}`}, "json.merge"},
+		// One json.mset per triplet that changed its document.
+		{[]string{"JSON.MSET", "j", "$.a", "7", "j2", "$", "1", "j", "$.nosuch.x", "1", "j", "$.z", "1"}, "json.mset json.mset json.mset"},
+		{[]string{"JSON.MSET", "j", "$.nosuch.x", "1"}, ""},
+		{[]string{"JSON.MSET", "j", "$.a", "8", "nokey", "$.x", "1"}, ""}, // an error: nothing changes
 		{[]string{"JSON.DEL", "j", "$.m"}, "json.del"},
 		{[]string{"JSON.DEL", "j", "$.nosuch"}, ""},
 		{[]string{"JSON.FORGET", "j"}, "json.del"},
