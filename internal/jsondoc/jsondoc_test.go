@@ -97,3 +97,25 @@ func BenchmarkNumIncrBy2KB(b *testing.B) {
 		body = Append(make([]byte, 0, len(body)+64), doc, nil)
 	}
 }
+
+// A ".." needs something after it, as in RedisJSON's grammar: a bare one
+// (at the end, or "...." read as two) was taken, and a long run of them
+// made Locate run for ever (FuzzJSONPath's 05be593e309babde).
+func TestPathDescent(t *testing.T) {
+	for _, s := range []string{"$..", "..", "$....", "....", "$..a..", "$.....a", "$..a....b", strings.Repeat(".", 2594)} {
+		if _, err := ParsePath(s); err == nil {
+			t.Errorf("ParsePath(%.20q) accepted", s)
+		}
+	}
+	doc, _ := Parse([]byte(`{"a":[{"a":1}],"b":{"c":2}}`))
+	for s, want := range map[string]int{"$..a": 2, "..a": 2, "$..*": 5, "$..[0]": 1, "$..['c']": 1, "$..a..a": 1} {
+		p, err := ParsePath(s)
+		if err != nil {
+			t.Errorf("ParsePath(%q): %v", s, err)
+			continue
+		}
+		if n := len(p.Locate(doc)); n != want {
+			t.Errorf("%q: %d matches, want %d", s, n, want)
+		}
+	}
+}

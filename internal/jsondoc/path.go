@@ -58,6 +58,20 @@ func ParsePath(s string) (*Path, error) {
 	if _, ok := p.expr[0].(jp.Root); !ok {
 		return nil, errEmptyPath
 	}
+	// RedisJSON's grammar wants a name, '*' or a bracket after "..";
+	// ojg takes a bare one (at the end, or "...." as two), and each such
+	// descent multiplies the work of the next: a path of a few KB of dots
+	// would run for ever.
+	for i, f := range p.expr {
+		if _, ok := f.(jp.Descent); ok {
+			if i+1 == len(p.expr) {
+				return nil, errDescentEnd
+			}
+			if _, ok := p.expr[i+1].(jp.Descent); ok {
+				return nil, errDescentEnd
+			}
+		}
+	}
 	p.root = len(p.expr) == 1
 	for i, f := range p.expr {
 		switch f.(type) {
@@ -102,6 +116,8 @@ type pathError string
 func (e pathError) Error() string { return string(e) }
 
 const errEmptyPath = pathError("path must start at the root")
+
+const errDescentEnd = pathError("'..' must be followed by a name, '*' or '['")
 
 // ErrUTF8 is the error for a path that is not valid UTF-8.
 const ErrUTF8 = pathError("Couldn't parse as UTF-8 string")
