@@ -55,8 +55,8 @@ func TestExpire(t *testing.T) {
 		// its DBSIZE drops.
 		for _, db := range []string{"0", "7"} {
 			d.Do("SELECT", db)
-			took := waitInt(t, d.Got, 50, 5*time.Second, "DBSIZE")
-			waitInt(t, d.Want, 50, 5*time.Second, "DBSIZE")
+			took := waitInt(t, d.Got, 50, 15*time.Second, "DBSIZE") // generous: a loaded machine stalls syncs for seconds
+			waitInt(t, d.Want, 50, 15*time.Second, "DBSIZE")
 			t.Logf("basalt db %s: short keys gone from DBSIZE after %v", db, took)
 			d.Run(`
 				DBSIZE
