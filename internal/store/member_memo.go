@@ -500,7 +500,7 @@ func (c *metaCache) applyMemberOps(t *Tx) {
 		mk = ownerMetaKey(mk, owner)
 		s := c.shard(mk)
 		s.mu.Lock()
-		if e := s.entryFor(mk, ops[0].ref); e != nil && e.found {
+		if e := s.entryFor(mk, ops[0].ref); e != nil && (e.members != nil || e.keepsSomeWrites()) {
 			for i := range run {
 				op := &ops[i]
 				c.applyMemberOp(s, e, op, t.memberBufAt(op.k)[op.ownerSize:], t.memberBufAt(op.v))
@@ -572,13 +572,15 @@ func (c *metaCache) applyMemberOp(s *cacheShard, e *cacheEntry, op *memberOp, su
 // members that may have memos (XACK reads the pending entry that
 // XREADGROUP wrote).
 func (e *cacheEntry) keepsWrites(sub []byte) bool {
-	switch typ, _ := e.typ(); typ {
-	case TypeHash, TypeSet:
-		return true
-	case TypeStream:
-		return memoType(typ, sub)
-	}
-	return false
+	typ, _ := e.typ()
+	return typ == TypeHash || typ == TypeSet || typ == TypeStream && memoType(typ, sub)
+}
+
+// keepsSomeWrites reports whether the commits add memos of some of e's
+// members (keepsWrites): if not, and e has none, its writes are skipped.
+func (e *cacheEntry) keepsSomeWrites() bool {
+	typ, _ := e.typ()
+	return typ == TypeHash || typ == TypeSet || typ == TypeStream
 }
 
 // typ returns the type of the key e is the entry of, if it exists and its
