@@ -322,11 +322,15 @@ func crashCycle(t *testing.T, p *testutil.Proc, m *model, cycle, writers int, ru
 		if km := m.keys[counterKey(i)]; km != nil && km.base != "" {
 			ws[i].counter, _ = strconv.ParseInt(km.base, 10, 64)
 		}
+	}
+	// Start the writers only once all have read the model: a running
+	// writer changes m.keys.
+	for _, w := range ws {
 		wg.Add(1)
-		go func(w *writer) {
+		go func() {
 			defer wg.Done()
 			w.run(ctx, stop, errs)
-		}(ws[i])
+		}()
 	}
 	time.Sleep(run)
 	killedAt := time.Now()
