@@ -6,11 +6,6 @@ import "errors"
 // FUNCTION2 opcode and a string, then the version and checksum footer
 // (functionDumpCommand in Redis 7.0).
 
-const (
-	opFunction2     = 245
-	opFunctionPreGA = 246
-)
-
 // EncodeFunctions returns the FUNCTION DUMP payload of the libraries'
 // codes.
 func EncodeFunctions(codes [][]byte) []byte {
@@ -34,7 +29,7 @@ func DecodeFunctions(p []byte) ([][]byte, error) {
 		switch {
 		case err != nil:
 			return nil, errors.New("can not read data type")
-		case t == opFunctionPreGA:
+		case t == opFunction:
 			return nil, errors.New("Pre-GA function format not supported")
 		case t != opFunction2:
 			return nil, errors.New("given type is not a function")
