@@ -63,7 +63,10 @@ func (c *Client) blockingCall(argv [][]byte) {
 			busy = nil // the loop has it: wait as usual
 			continue
 		case <-expired:
-			if withdrawn(h, p) {
+			// Redis serves a call whose key has data whatever its
+			// timeout, so a call not tried yet is not withdrawn: it
+			// is tried, and cancelled only if it would block.
+			if cancelled(h, p) {
 				w.NullArray() // what Redis answers a timeout, whatever the command
 				return
 			}
@@ -84,9 +87,12 @@ func (c *Client) blockingCall(argv [][]byte) {
 // A cancelled call's proposal goes back to the pool unless the shard may
 // still hold it (it was still queued, maybe behind a long script).
 func withdrawn(h shard.BlockHandle, p *shard.Proposal) bool {
-	if p.Withdraw() {
-		return true
-	}
+	return p.Withdraw() || cancelled(h, p)
+}
+
+// cancelled cancels a blocking call once it has been tried: it reports
+// false if that try served it.
+func cancelled(h shard.BlockHandle, p *shard.Proposal) bool {
 	if h.Cancel() {
 		putProposal(p)
 		return true

@@ -191,6 +191,21 @@ func TestBlocking(t *testing.T) {
 		b.expect(t, "BRPOPLPUSH timeout")
 	})
 
+	// A call that finds data is served, however short its timeout, even
+	// when it waits behind a slow script for its turn.
+	t.Run("DataBehindSlowScript", func(t *testing.T) {
+		d := p.diff(t)
+		d.Do("RPUSH", "ready", "a")
+		slow := newBlocker(t, p)
+		slow.send("EVAL", "local i = 0 while i < 3000000 do i = i + 1 end return i", "0")
+		time.Sleep(20 * time.Millisecond)
+		b := newBlocker(t, p)
+		b.send("BLPOP", "ready", "0.001")
+		b.expect(t, "BLPOP behind a script")
+		slow.expect(t, "the slow script")
+		d.Do("LLEN", "ready")
+	})
+
 	// A client that hangs up while blocked takes nothing.
 	t.Run("DisconnectWhileBlocked", func(t *testing.T) {
 		d := p.diff(t)
