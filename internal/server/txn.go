@@ -151,9 +151,10 @@ func cmdWatch(c *Client, argv [][]byte) {
 		}
 		idx := c.srv.shard.Watch(c.db, key)
 		tx := c.srv.st.ReadTx(c.db, nowMs(), false)
-		live := tx.Alive(c.db, key) // no keymiss event: WATCH is no read
+		// No keymiss event and no lazy expiry: WATCH is no read.
+		live, expired := tx.Alive(c.db, key), tx.ExpiredIn(c.db, key)
 		tx.Close()
-		c.watching = append(c.watching, shard.WatchKey{DB: c.db, Key: key, Index: idx, Live: live})
+		c.watching = append(c.watching, shard.WatchKey{DB: c.db, Key: key, Index: idx, Live: live, Expired: expired})
 	}
 	w.OK()
 }

@@ -55,13 +55,22 @@ type Record struct {
 
 // WatchKey is a key an EXEC is conditional on: Index is the applied index
 // when WATCH ran; Live says the key existed then (so its expiry since counts
-// as a change, as in Redis).
+// as a change, as in Redis); Expired that it was there but past its expiry
+// (so its removal since is no change, as in Redis).
 type WatchKey struct {
-	DB    int
-	Key   []byte
-	Index uint64
-	Live  bool
+	DB      int
+	Key     []byte
+	Index   uint64
+	Live    bool
+	Expired bool
 }
+
+// The state of a watched key at WATCH, one byte in the log.
+const (
+	watchAbsent  = 0
+	watchLive    = 1
+	watchExpired = 2
+)
 
 const recordVersion = 1
 
@@ -86,11 +95,14 @@ func (r *Record) Marshal(buf []byte) []byte {
 		buf = binary.AppendUvarint(buf, uint64(len(w.Key)))
 		buf = append(buf, w.Key...)
 		buf = binary.AppendUvarint(buf, w.Index)
-		live := byte(0)
-		if w.Live {
-			live = 1
+		state := byte(watchAbsent)
+		switch {
+		case w.Live:
+			state = watchLive
+		case w.Expired:
+			state = watchExpired
 		}
-		buf = append(buf, live)
+		buf = append(buf, state)
 	}
 	return buf
 }
@@ -117,7 +129,9 @@ func Unmarshal(data []byte) (*Record, error) {
 	}
 	r.Watch = make([]WatchKey, d.count())
 	for i := range r.Watch {
-		r.Watch[i] = WatchKey{DB: int(d.uvarint()), Key: d.bytes(), Index: d.uvarint(), Live: d.byte() == 1}
+		r.Watch[i] = WatchKey{DB: int(d.uvarint()), Key: d.bytes(), Index: d.uvarint()}
+		state := d.byte()
+		r.Watch[i].Live, r.Watch[i].Expired = state == watchLive, state == watchExpired
 	}
 	if d.err != nil || len(d.b) != 0 {
 		return nil, errBadRecord

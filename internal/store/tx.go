@@ -742,6 +742,16 @@ func (t *Tx) Alive(db int, key []byte) bool {
 	return ok && !m.Expired(t.Now)
 }
 
+// ExpiredIn reports whether key is in logical database db past its expiry,
+// not removed yet; like Alive, it removes nothing.
+func (t *Tx) ExpiredIn(db int, key []byte) bool {
+	saved := t.DB
+	t.DB = db
+	defer func() { t.DB = saved }()
+	m, ok := t.rawMeta(key)
+	return ok && m.Expired(t.Now)
+}
+
 // ExistsIn reports whether key is live in logical database db.
 func (t *Tx) ExistsIn(db int, key []byte) bool {
 	saved := t.DB

@@ -193,6 +193,17 @@ func TestTransactions(t *testing.T) {
 		d.Do("SET", "x", "1")
 		d.Do("EXEC")
 		d.Do("GET", "x")
+
+		// Expired already when watched: its deletion by active expiry
+		// is no change (Redis's watchedKey.expired).
+		d.Do("SET", "w", "1", "PX", "10")
+		time.Sleep(50 * time.Millisecond)
+		d.Do("WATCH", "w")
+		time.Sleep(250 * time.Millisecond)
+		d.Do("MULTI")
+		d.Do("SET", "y", "1")
+		d.Do("EXEC")
+		d.Do("GET", "y")
 	})
 
 	t.Run("RESP3", func(t *testing.T) {
