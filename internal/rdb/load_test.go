@@ -272,3 +272,48 @@ func FuzzLoadRDB(f *testing.F) {
 		}
 	})
 }
+
+// A stream of Redis 7.2 (type 21) has each consumer's active time after
+// its seen time; it is read and dropped.
+func TestFileReaderStreamV3(t *testing.T) {
+	recs, err := readAll(smallRDB(t), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x *Value
+	for _, r := range recs {
+		if string(r.Key) == "x" {
+			x = r.Value
+		}
+	}
+	// x's one group has one consumer, "c", last: its name, seen time,
+	// owned count 1 and the 16 bytes of the ID it owns end the value.
+	body := Encode(x)
+	body = body[:len(body)-footer]
+	if body[0] != typeStreamListpack2 || !bytes.HasSuffix(body[:len(body)-8-1-16], []byte("\x01c")) {
+		t.Fatalf("unexpected encoding %q", body)
+	}
+	at := len(body) - 17
+	v3 := append([]byte{typeStreamListpack3}, body[1:at]...)
+	v3 = append(v3, "\x01\x02\x03\x04\x05\x06\x07\x08"...)
+	v3 = append(v3, body[at:]...)
+	got, err := readAll(file(11, "\x15"+str("x")+string(v3[1:])), -1)
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0].Value, x) {
+		t.Errorf("got %v %+v, want %+v", err, got, x)
+	}
+}
+
+// A key larger than a read chunk is read in several.
+func TestFileReaderBigKey(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 3*fillChunk/16+5)
+	for _, size := range []int64{-1, 0} {
+		b := file(10, "\x00"+str("big")+str(big), "\x00"+str("after")+str("v"))
+		if size == 0 {
+			size = int64(len(b))
+		}
+		recs, err := readAll(b, size)
+		if err != nil || len(recs) != 2 || string(recs[0].Value.Str) != big || string(recs[1].Key) != "after" {
+			t.Errorf("size %d: %v, %d records", size, err, len(recs))
+		}
+	}
+}
