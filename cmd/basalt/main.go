@@ -5,6 +5,10 @@
 //	       [--maxclients 10000] [--gomaxprocs N] [--pprof 127.0.0.1:6060]
 //
 // Flags are redis.conf directives with two dashes, as redis-server takes them.
+//
+//	basalt load-rdb [--host H] [--port P] [--replace] ... dump.rdb
+//
+// loads a Redis RDB file into a running basalt (loadrdb.go).
 package main
 
 import (
@@ -24,6 +28,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "load-rdb" {
+		os.Exit(runLoadRDB(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	cfg := server.DefaultConfig()
 	if err := parseArgs(&cfg, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "basalt:", err)
@@ -98,7 +105,7 @@ func parseArgs(cfg *server.Config, args []string) error {
 			continue
 		}
 		if a == "-h" || a == "--help" {
-			fmt.Println("usage: basalt [--config FILE] [--port N] [--bind ADDR] [--dir DIR] [--appendfsync always|everysec|no] [--requirepass PASS] [--databases N] [--maxclients N] [--gomaxprocs N] [--pprof ADDR]")
+			fmt.Println("usage: basalt [--config FILE] [--port N] [--bind ADDR] [--dir DIR] [--appendfsync always|everysec|no] [--requirepass PASS] [--databases N] [--maxclients N] [--gomaxprocs N] [--pprof ADDR]\n       basalt load-rdb [--host H] [--port P] [--replace] ... dump.rdb (load-rdb --help)")
 			os.Exit(0)
 		}
 		if !strings.HasPrefix(a, "--") {

@@ -16,3 +16,9 @@ var jonesTable = crc64.MakeTable(0x95ac9329ac4bc9b5) // 0xad93d23594c935a9 bit-r
 func CRC64(p []byte) uint64 {
 	return ^crc64.Update(^uint64(0), jonesTable, p)
 }
+
+// crc64Update extends crc, a CRC64 of some bytes, with p: CRC64(a+b) is
+// crc64Update(CRC64(a), b).
+func crc64Update(crc uint64, p []byte) uint64 {
+	return ^crc64.Update(^crc, jonesTable, p)
+}

@@ -2,22 +2,39 @@ package rdb
 
 import (
 	"encoding/binary"
+	"io"
 	"math"
+	"slices"
 	"strconv"
 )
 
 // reader reads RDB's encodings from b (rdb.c rdbLoad*). Every read is
 // checked against what is left, so a lying length is an error.
+//
+// A reader of a whole file (see FileReader) has a src: b then holds only
+// what was read of the current record, and grows from src as reads need
+// more, so a file larger than memory is read one key at a time. unread
+// bounds what src can still give (the file's size, when known), so that a
+// claimed count is checked as for a payload; and bytes are read from src
+// in chunks as they are needed, so a lying length costs no more memory
+// than the bytes that are really there.
 type reader struct {
 	b   []byte
 	pos int
+
+	src    io.Reader
+	unread int    // bytes src may still give
+	crc    uint64 // running CRC-64 of the bytes read from src
+	read   int64  // bytes read from src, for error messages
 }
 
-func (r *reader) left() int { return len(r.b) - r.pos }
+func (r *reader) left() int { return len(r.b) - r.pos + r.unread }
 
 func (r *reader) byte() (byte, error) {
 	if r.pos >= len(r.b) {
-		return 0, ErrFormat
+		if err := r.fill(1); err != nil {
+			return 0, err
+		}
 	}
 	r.pos++
 	return r.b[r.pos-1], nil
@@ -27,9 +44,45 @@ func (r *reader) take(n uint64) ([]byte, error) {
 	if n > uint64(r.left()) {
 		return nil, ErrFormat
 	}
+	if have := len(r.b) - r.pos; int(n) > have {
+		if err := r.fill(int(n) - have); err != nil {
+			return nil, err
+		}
+	}
 	p := r.b[r.pos : r.pos+int(n)]
 	r.pos += int(n)
 	return p, nil
+}
+
+// fillChunk is the most fill reads from src at once.
+const fillChunk = 1 << 20
+
+// fill appends n more bytes from src to b. Earlier slices of b stay
+// valid: a grown b is a new array, and the old one is never written again.
+func (r *reader) fill(n int) error {
+	if r.src == nil {
+		return ErrFormat
+	}
+	if n > r.unread {
+		return ErrTruncated
+	}
+	for n > 0 {
+		k := min(n, fillChunk)
+		start := len(r.b)
+		r.b = slices.Grow(r.b, k)[:start+k]
+		if _, err := io.ReadFull(r.src, r.b[start:]); err != nil {
+			r.b, r.unread = r.b[:start], 0
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return ErrTruncated
+			}
+			return err
+		}
+		r.crc = crc64Update(r.crc, r.b[start:])
+		r.unread -= k
+		r.read += int64(k)
+		n -= k
+	}
+	return nil
 }
 
 // Length encodings (rdbLoadLenByRef): the top two bits of the first byte.
@@ -307,7 +360,7 @@ func (r *reader) value(t byte) (*Value, error) {
 	case typeListQuicklist, typeListQuicklist2:
 		return r.quicklist(t == typeListQuicklist2)
 	case typeStreamListpack, typeStreamListpack2:
-		return r.stream(t == typeStreamListpack2)
+		return r.stream(t == typeStreamListpack2, false)
 	}
 	// Modules (no module can be loaded here), zipmaps (Redis 2.4 and
 	// older) and unknown types.

@@ -14,6 +14,7 @@ package rdb
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
 // Version is the RDB version Redis 7.0 writes; DUMP payloads of a later
@@ -25,6 +26,8 @@ const Version = 10
 var (
 	ErrVersion = errors.New("rdb: DUMP payload version or checksum are wrong")
 	ErrFormat  = errors.New("rdb: bad data format")
+	// ErrTruncated is a file that ends in the middle of a record.
+	ErrTruncated = fmt.Errorf("%w: the file ends early", ErrFormat)
 )
 
 // RDB object types (rdb.h). Modules (6, 7), zipmaps (9, Redis 2.4 and

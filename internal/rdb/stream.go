@@ -104,8 +104,9 @@ func (r *reader) msTime() (int64, error) {
 
 // stream decodes a stream; v2 (Redis 7.0) adds the first ID, the greatest
 // deleted ID, the count of entries ever added and each group's count of
-// entries read.
-func (r *reader) stream(v2 bool) (*Value, error) {
+// entries read; v3 (Redis 7.2, in RDB files only) adds each consumer's
+// active time, which Redis 7.0 has not and is dropped.
+func (r *reader) stream(v2, v3 bool) (*Value, error) {
 	nodes, err := r.plainLen()
 	if err != nil || nodes > uint64(r.left()) {
 		return nil, ErrFormat
@@ -172,7 +173,7 @@ func (r *reader) stream(v2 bool) (*Value, error) {
 	}
 	seen := map[string]bool{}
 	for range groups {
-		g, err := r.streamGroup(v2, s)
+		g, err := r.streamGroup(v2, v3, s)
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +188,7 @@ func (r *reader) stream(v2 bool) (*Value, error) {
 
 // streamGroup decodes a consumer group. Every pending entry must belong to
 // exactly one of its consumers.
-func (r *reader) streamGroup(v2 bool, s *Stream) (StreamGroup, error) {
+func (r *reader) streamGroup(v2, v3 bool, s *Stream) (StreamGroup, error) {
 	name, err := r.str()
 	if err != nil {
 		return StreamGroup{}, err
@@ -244,6 +245,11 @@ func (r *reader) streamGroup(v2 bool, s *Stream) (StreamGroup, error) {
 		names[string(c.Name)] = true
 		if c.SeenTime, err = r.msTime(); err != nil {
 			return g, err
+		}
+		if v3 {
+			if _, err = r.msTime(); err != nil {
+				return g, err
+			}
 		}
 		owned, err := r.plainLen()
 		if err != nil || owned > uint64(r.left()/16) {
