@@ -39,6 +39,7 @@ const (
 	// Script marks EVAL and its kin: not writes, yet applied as a record
 	// (see script.go). Not a Redis flag.
 	Script
+	NoAsyncLoading
 )
 
 var flagNames = []struct {
@@ -49,7 +50,7 @@ var flagNames = []struct {
 	{PubSub, "pubsub"}, {NoScript, "noscript"}, {Blocking, "blocking"}, {Loading, "loading"},
 	{Stale, "stale"}, {SkipMonitor, "skip_monitor"}, {SkipSlowlog, "skip_slowlog"},
 	{Fast, "fast"}, {NoAuth, "no_auth"}, {MayReplicate, "may_replicate"},
-	{NoMandatoryKeys, "no_mandatory_keys"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
+	{NoMandatoryKeys, "no_mandatory_keys"}, {NoAsyncLoading, "no_async_loading"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
 }
 
 // Names lists the Redis flag names set in f.

@@ -20,6 +20,17 @@ func init() {
 		&Command{Name: "raft", Arity: -2, Flags: Conn | Admin | NoScript | Stale, Categories: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "basalt", Summary: "Shows and changes the node's Raft group: STATUS, ADD id raft-addr [LEARNER], REMOVE id, TRANSFER [id], ISOLATE on|off."},
 		&Command{Name: "role", Arity: 1, Flags: Conn | NoScript | Loading | Stale | Fast, Categories: []string{"admin", "fast", "dangerous"}, Group: "server", Since: "2.8.12", Summary: "Return the role of the instance in the context of replication"},
 		&Command{Name: "wait", Arity: 3, Flags: Conn | NoScript, Categories: []string{"slow", "connection"}, Group: "generic", Since: "3.0.0", Summary: "Waits until the writes sent before it are in the logs of at least numreplicas other members of the node's Raft group.", Tips: []string{"request_policy:all_shards", "response_policy:agg_min"}},
+		replicaOf("replicaof", "5.0.0", "Make the server a replica of another instance, or promote it as master."),
+		replicaOf("slaveof", "1.0.0", "Make the server a replica of another instance, or promote it as master."),
 		&Command{Name: "unwatch", Arity: 1, Flags: connFlags | Fast | AllowBusy, Categories: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Forgets about watched keys of a transaction."},
 	)
+}
+
+// errReplicaOf answers REPLICAOF and SLAVEOF: a basalt node follows the
+// leader of its Raft group, which RAFT ADD, REMOVE and TRANSFER change.
+const errReplicaOf = "ERR REPLICAOF is not supported: basalt nodes replicate through their Raft group (RAFT ADD, RAFT REMOVE, RAFT TRANSFER)"
+
+func replicaOf(name, since, summary string) *Command {
+	return &Command{Name: name, Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, Categories: []string{"admin", "slow", "dangerous"}, Group: "replication", Since: since, Summary: summary,
+		Run: func(c *Ctx) { c.W.Error(errReplicaOf) }}
 }

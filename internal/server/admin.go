@@ -319,6 +319,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("used_cpu_user_children", "0.000000")
 	case "modules":
 		title = "Modules"
+		lines = append(lines, command.JSONModuleInfo)
 	case "commandstats":
 		title = "Commandstats"
 	case "errorstats":

@@ -1,0 +1,73 @@
+package command
+
+// MODULE: basalt loads no modules, but it has RedisJSON's commands built
+// in, and clients and tools (redis-om, RedisInsight) look for the "ReJSON"
+// module in MODULE LIST before they use them. So MODULE LIST names it, at
+// the RedisJSON version whose commands basalt follows, and INFO modules
+// shows it. Loading and unloading answer what a default Redis 7.0 answers
+// (enable-module-command no).
+
+// JSONModuleVersion is the RedisJSON version basalt's JSON commands
+// follow, as MODULE LIST shows versions: 2.6.0.
+const JSONModuleVersion = 20600
+
+// JSONModuleInfo is the module's line of INFO modules.
+const JSONModuleInfo = "module:name=ReJSON,ver=20600,api=1,filters=0,usedby=[],using=[],options=[handle-io-errors]"
+
+func init() {
+	const admin = Admin | NoScript
+	adminCats := []string{"admin", "slow", "dangerous"}
+	sub := func(name string, arity int, flags Flags, summary string, run func(*Ctx), tips ...string) *Command {
+		return &Command{Name: "module|" + name, Arity: arity, Flags: flags, Categories: adminCats, Group: "server", Since: "4.0.0", Summary: summary, Tips: tips, Run: run}
+	}
+	load := func(name string, arity int, summary string) *Command {
+		return sub(name, arity, admin|NoAsyncLoading, summary, cmdModuleNotAllowed)
+	}
+	register(&Command{Name: "module", Arity: -2, Categories: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "A container for module commands",
+		Run: func(c *Ctx) { table["module"].Subcommand(c.Args[1]).Run(c) },
+		Subcommands: []*Command{
+			{Name: "module|help", Arity: 2, Flags: Loading | Stale, Categories: []string{"slow"}, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Run: cmdModuleHelp},
+			sub("list", 2, admin, "List all modules loaded by the server", cmdModuleList, "nondeterministic_output_order"),
+			load("load", -3, "Load a module"),
+			load("loadex", -3, "Load a module with extended parameters"),
+			load("unload", 3, "Unload a module"),
+		}})
+}
+
+var moduleHelp = []string{
+	"MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"LIST",
+	"    Return a list of loaded modules.",
+	"LOAD <path> [<arg> ...]",
+	"    Load a module library from <path>, passing to it any optional arguments.",
+	"LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+	"    Load a module library from <path>, while passing it module configurations and optional arguments.",
+	"UNLOAD <name>",
+	"    Unload a module.",
+	"HELP",
+	"    Prints this help.",
+}
+
+func cmdModuleHelp(c *Ctx) {
+	c.W.ArrayLen(len(moduleHelp))
+	for _, s := range moduleHelp {
+		c.W.Simple(s)
+	}
+}
+
+func cmdModuleList(c *Ctx) {
+	c.W.ArrayLen(1)
+	c.W.MapLen(4)
+	c.W.BulkString("name")
+	c.W.BulkString("ReJSON")
+	c.W.BulkString("ver")
+	c.W.Int(JSONModuleVersion)
+	c.W.BulkString("path")
+	c.W.BulkString("builtin")
+	c.W.BulkString("args")
+	c.W.ArrayLen(0)
+}
+
+func cmdModuleNotAllowed(c *Ctx) {
+	c.W.Error(`ERR MODULE command not allowed. If the enable-module-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`)
+}
