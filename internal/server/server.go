@@ -37,6 +37,11 @@ type Server struct {
 	origins  *origins // PUBLISHes sent through the leader (pubsub_cluster.go)
 	tracker  *tracker // CLIENT TRACKING (tracking.go)
 	pause    pause    // CLIENT PAUSE (pause.go)
+
+	slowlog         slowlog        // SLOWLOG (slowlog.go)
+	latency         latencyMonitor // LATENCY (latency.go)
+	latencyTracking atomic.Bool    // latency-tracking: per-command histograms
+	monitors        monitors       // MONITOR (monitor.go)
 	nextID   atomic.Int64
 	wg       sync.WaitGroup
 	Stats    Stats
@@ -93,6 +98,9 @@ func New(cfg Config) (*Server, error) {
 		shutdown: make(chan struct{}),
 	}
 	s.tracker = newTracker(s)
+	s.applyOpsConfig(cfg)
+	// One server a process: scripts' calls are told to this one.
+	command.ScriptCallHook = s.scriptCalled
 	return s, nil
 }
 
