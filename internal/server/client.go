@@ -69,7 +69,7 @@ type Client struct {
 	blocked atomic.Bool
 	unblock chan bool
 
-	sub     *subscriber // set on the first SUBSCRIBE or CLIENT TRACKING (pubsub.go)
+	sub *subscriber // set on the first SUBSCRIBE or CLIENT TRACKING (pubsub.go)
 
 	// The command being dispatched, for LATENCY, SLOWLOG and MONITOR
 	// (calls.go): call is what ran (nil: refused, queued or forwarded),
@@ -83,8 +83,8 @@ type Client struct {
 	execApplied            [][][]byte // the commands of the EXEC that just applied
 	execDB                 int        // the database that EXEC began in
 	monitoring             bool       // MONITOR (monitor.go)
-	track   *tracking   // CLIENT TRACKING's state, nil when off (tracking.go)
-	execing bool        // running EXEC's connection commands
+	track                  *tracking  // CLIENT TRACKING's state, nil when off (tracking.go)
+	execing                bool       // running EXEC's connection commands
 }
 
 func newClient(s *Server, nc net.Conn) *Client {
