@@ -212,6 +212,7 @@ func histogramShape(t *testing.T, server string, r testutil.Reply) string {
 		}
 		out = append(out, string(r.Kind)+r.Elems[i].Str+"="+strconv.FormatInt(h.Elems[1].Int, 10)+string(h.Kind)+string(h.Elems[3].Kind))
 	}
+	slices.Sort(out) // a container's subcommands come in Redis's hash order
 	return strings.Join(out, " ")
 }
 
