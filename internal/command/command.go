@@ -97,6 +97,8 @@ type Command struct {
 	// destination, Redis's getkeys_proc), returns them with their key
 	// spec's flags, in place of the key positions and specs.
 	GetKeys func(argv [][]byte) []FoundKey
+	// Stats are the command's calls and latencies (callstats.go).
+	Stats CallStats
 }
 
 // FoundKey is a key argument with the flags of its key spec.

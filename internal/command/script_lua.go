@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"basalt/internal/num"
 	"basalt/internal/resp"
@@ -705,7 +706,7 @@ func (e *luaEnv) call(L *lua.LState, raiseErr bool) int {
 	}
 	argv, msg := e.argv(L)
 	if msg == "" {
-		msg = e.exec(argv)
+		msg = e.execObserved(argv)
 	}
 	if msg != "" {
 		if raiseErr {
@@ -720,6 +721,21 @@ func (e *luaEnv) call(L *lua.LState, raiseErr bool) int {
 	}
 	L.Push(v)
 	return 1
+}
+
+// execObserved is exec, timed and reported to ScriptCallHook when a
+// client's script (not a replayed one) ran the command.
+func (e *luaEnv) execObserved(argv [][]byte) string {
+	hook := ScriptCallHook
+	if hook == nil || !e.c.live && e.c.rec != nil {
+		return e.exec(argv)
+	}
+	start := time.Now()
+	msg := e.exec(argv)
+	if msg == "" {
+		hook(e.c.Tx.DB, Lookup(argv[0]), argv, int64(time.Since(start)))
+	}
+	return msg
 }
 
 // exec runs one command for redis.call into e.w, or returns why it may not

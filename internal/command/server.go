@@ -91,6 +91,22 @@ func init() {
 			sub("client|trackinginfo", 2, NoScript|Loading|Stale, connCats, "6.2.0", "connection", "Return information about server assisted client side caching for the current connection"),
 		}},
 		&Command{Name: "debug", Arity: -2, Flags: Conn | admin, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "A container for debugging commands"},
+		&Command{Name: "slowlog", Arity: -2, Flags: Conn, Categories: []string{"slow"}, Group: "server", Since: "2.2.12", Summary: "A container for slow log commands", Subcommands: []*Command{
+			sub("slowlog|len", 2, Admin|Loading|Stale, adminCats, "2.2.12", "server", "Get the slow log's length", "request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"),
+			sub("slowlog|reset", 2, Admin|Loading|Stale, adminCats, "2.2.12", "server", "Clear all entries from the slow log", "request_policy:all_nodes", "response_policy:all_succeeded"),
+			sub("slowlog|get", -2, Admin|Loading|Stale, adminCats, "2.2.12", "server", "Get the slow log's entries", "request_policy:all_nodes", "nondeterministic_output"),
+			sub("slowlog|help", 2, Loading|Stale, []string{"slow"}, "6.2.0", "server", "Show helpful text about the different subcommands"),
+		}},
+		&Command{Name: "latency", Arity: -2, Flags: Conn, Categories: []string{"slow"}, Group: "server", Since: "2.8.13", Summary: "A container for latency diagnostics commands", Subcommands: []*Command{
+			sub("latency|reset", -2, admin, adminCats, "2.8.13", "server", "Reset latency data for one or more events.", "request_policy:all_nodes", "response_policy:all_succeeded"),
+			sub("latency|help", 2, Loading|Stale, []string{"slow"}, "2.8.13", "server", "Show helpful text about the different subcommands."),
+			sub("latency|history", 3, admin, adminCats, "2.8.13", "server", "Return timestamp-latency samples for the event.", "nondeterministic_output", "request_policy:all_nodes", "response_policy:special"),
+			sub("latency|latest", 2, admin, adminCats, "2.8.13", "server", "Return the latest latency samples for all events.", "nondeterministic_output", "request_policy:all_nodes", "response_policy:special"),
+			sub("latency|histogram", -2, admin, adminCats, "7.0.0", "server", "Return the cumulative distribution of latencies of a subset of commands or all.", "nondeterministic_output", "request_policy:all_nodes", "response_policy:special"),
+			sub("latency|doctor", 2, admin, adminCats, "2.8.13", "server", "Return a human readable latency analysis report.", "nondeterministic_output", "request_policy:all_nodes", "response_policy:special"),
+			sub("latency|graph", 3, admin, adminCats, "2.8.13", "server", "Return a latency graph for the event.", "nondeterministic_output", "request_policy:all_nodes", "response_policy:special"),
+		}},
+		&Command{Name: "monitor", Arity: 1, Flags: Conn | admin, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "Listen for all requests received by the server in real time"},
 	)
 }
 

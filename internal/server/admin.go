@@ -30,6 +30,9 @@ func init() {
 	connHandlers["config"] = cmdConfig
 	connHandlers["client"] = cmdClient
 	connHandlers["debug"] = cmdDebug
+	connHandlers["slowlog"] = cmdSlowlog
+	connHandlers["latency"] = cmdLatency
+	connHandlers["monitor"] = cmdMonitor
 }
 
 // dispatchMuted runs a command whose reply CLIENT REPLY OFF or SKIP drops.
@@ -439,6 +442,12 @@ func cmdConfig(c *Client, argv [][]byte) {
 			&st.KeyspaceHits, &st.KeyspaceMisses, &st.NetInput, &st.NetOutput} {
 			n.Store(0)
 		}
+		for _, cmd := range command.All() { // LATENCY HISTOGRAM's data
+			cmd.Stats.Reset()
+			for _, sub := range cmd.Subcommands {
+				sub.Stats.Reset()
+			}
+		}
 		c.reply().OK()
 	case "rewrite":
 		if err := c.srv.rewriteConfig(); err != nil {
@@ -541,6 +550,7 @@ func configSet(c *Client, args [][]byte) {
 	if seen["notify-keyspace-events"] {
 		s.st.SetNotify(cfg.NotifyKeyspaceEvents, s.hub.keyspaceEvents)
 	}
+	s.applyOpsConfig(cfg)
 	if seen["gomaxprocs"] && cfg.GoMaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.GoMaxProcs)
 	}

@@ -69,9 +69,22 @@ type Client struct {
 	blocked atomic.Bool
 	unblock chan bool
 
-	sub     *subscriber // set on the first SUBSCRIBE or CLIENT TRACKING (pubsub.go)
-	track   *tracking   // CLIENT TRACKING's state, nil when off (tracking.go)
-	execing bool        // running EXEC's connection commands
+	sub *subscriber // set on the first SUBSCRIBE or CLIENT TRACKING (pubsub.go)
+
+	// The command being dispatched, for LATENCY, SLOWLOG and MONITOR
+	// (calls.go): call is what ran (nil: refused, queued or forwarded),
+	// callAsync says it went to the write path (its accounting waits in
+	// calls, beside pending), callBlocked that it was a blocking call.
+	call                   *command.Command
+	callAsync, callBlocked bool
+	calls                  []pendingCall
+	dispatched             [][]byte   // the command being dispatched, as sent
+	dispatchedAt           int64      // and when (nanotime)
+	execApplied            [][][]byte // the commands of the EXEC that just applied
+	execDB                 int        // the database that EXEC began in
+	monitoring             bool       // MONITOR (monitor.go)
+	track                  *tracking  // CLIENT TRACKING's state, nil when off (tracking.go)
+	execing                bool       // running EXEC's connection commands
 }
 
 func newClient(s *Server, nc net.Conn) *Client {
@@ -111,11 +124,14 @@ func (c *Client) serve() {
 		}
 		if len(argv) > 0 {
 			c.srv.Stats.Commands.Add(1)
+			start := nanotime()
+			c.dispatched, c.dispatchedAt = argv, start
 			if c.replyOff || c.skipNext {
 				c.dispatchMuted(argv)
 			} else {
 				c.dispatch(argv)
 			}
+			c.callDone(argv, start)
 			c.publishState()
 		}
 		if c.closing || c.killed.Load() {
@@ -136,6 +152,7 @@ func (c *Client) serve() {
 func (c *Client) close() {
 	c.closeOnce.Do(func() {
 		c.closeUpstream()
+		c.stopMonitoring()
 		c.unwatchAll()
 		c.srv.tracker.disable(c)
 		c.closeSub()
@@ -177,8 +194,13 @@ func (c *Client) waitLocal() {
 			c.out.Error(command.ErrBusy)
 		}
 		c.pending[i] = nil
+		if pc := c.calls[i]; pc.cmd != nil {
+			c.srv.observe(pc.cmd, pc.argv, nanotime()-pc.start, c)
+		}
+		c.calls[i] = pendingCall{}
 	}
 	c.pending = c.pending[:0]
+	c.calls = c.calls[:0]
 }
 
 // await waits for a proposed write's reply. If a script in the apply loop
@@ -246,6 +268,13 @@ func (c *Client) dispatch(argv [][]byte) {
 				c.trackForwarded(cmd, argv)
 			}
 			c.waitPause(cmd, argv)
+			if c.srv.monitors.active() {
+				// Shown where the client is connected; the leader shows
+				// it too, as its link from this node runs it.
+				if kind, errReply := checkArgs(cmd, argv); errReply == "" && kind.Flags&command.Admin == 0 {
+					c.srv.feedMonitors(c.db, c.nc.RemoteAddr().String(), redactArgs(kind, argv))
+				}
+			}
 		}
 		c.forward(argv)
 		return
@@ -272,6 +301,11 @@ func (c *Client) dispatch(argv [][]byte) {
 	if c.sub != nil && c.pubsubGate(cmd, argv) {
 		return
 	}
+	if c.monitoring && monitorRefuses(kind) {
+		c.rejectInMulti()
+		c.reply().Error("ERR Replica can't interact with the keyspace")
+		return
+	}
 	if c.multi && cmd.Flags&command.NoMulti != 0 {
 		c.rejectInMulti()
 		c.reply().Error("ERR Command not allowed inside a transaction")
@@ -292,6 +326,7 @@ func (c *Client) dispatch(argv [][]byte) {
 	if c.track != nil && tracksRead(cmd, kind) {
 		c.trackRead(kind, argv)
 	}
+	c.ran(cmd, kind, argv)
 	touch := !noTouch[cmd.Name]
 	plainRead := cmd.Flags&(command.Conn|command.Script|command.Blocking) == 0 && kind.Flags&command.AllowBusy == 0 && !kind.IsWrite()
 	if touch && !plainRead {
@@ -324,6 +359,7 @@ func (c *Client) dispatch(argv [][]byte) {
 	case cmd.Flags&command.Script != 0:
 		c.script(argv, now)
 	case cmd.Flags&command.Blocking != 0 && command.Blocks(argv):
+		c.callBlocked = true
 		c.blockingCall(argv)
 	case kind.IsWrite():
 		if cmd.ReadFirst != nil && c.readFirst(cmd, argv, now) {
@@ -501,6 +537,12 @@ func (c *Client) propose(rec shard.Record) {
 		return
 	}
 	c.pending = append(c.pending, p)
+	pc := pendingCall{}
+	if c.call != nil && !c.callBlocked {
+		pc = pendingCall{cmd: c.call, argv: c.dispatched, start: c.dispatchedAt}
+		c.callAsync = true
+	}
+	c.calls = append(c.calls, pc)
 }
 
 var proposalPool = sync.Pool{New: func() any { return shard.NewProposal(shard.Record{}, 2) }}

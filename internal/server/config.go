@@ -45,6 +45,12 @@ type Config struct {
 
 	// NotifyKeyspaceEvents is notify-keyspace-events (notify.go).
 	NotifyKeyspaceEvents store.NotifyFlags
+
+	// The slowlog and the latency monitor (slowlog.go, latency.go).
+	SlowlogSlowerThan       int64 // µs; -1: off, 0: every command
+	SlowlogMaxLen           int64
+	LatencyMonitorThreshold int64 // ms; 0: off
+	LatencyTracking         bool  // per-command histograms (LATENCY HISTOGRAM)
 }
 
 // bufferClasses are client-output-buffer-limit's classes, in CONFIG GET's order.
@@ -69,6 +75,10 @@ func DefaultConfig() Config {
 		CacheSize:       store.DefaultCacheSize,
 		MetaCacheSize:   store.DefaultMetaCacheSize,
 		OutputLimits:    [3]BufferLimit{{}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}},
+
+		SlowlogSlowerThan: 10000,
+		SlowlogMaxLen:     128,
+		LatencyTracking:   true,
 	}
 }
 
@@ -163,6 +173,21 @@ func (c *Config) Set(name, value string) error {
 			return fmt.Errorf("argument must be between 0 and 9223372036854775807 inclusive")
 		}
 		c.LuaTimeLimit = n
+	case "slowlog-log-slower-than":
+		return setInt64(&c.SlowlogSlowerThan, value, -1)
+	case "slowlog-max-len":
+		return setInt64(&c.SlowlogMaxLen, value, 0)
+	case "latency-monitor-threshold":
+		return setInt64(&c.LatencyMonitorThreshold, value, 0)
+	case "latency-tracking":
+		switch strings.ToLower(value) {
+		case "yes":
+			c.LatencyTracking = true
+		case "no":
+			c.LatencyTracking = false
+		default:
+			return fmt.Errorf("argument must be 'yes' or 'no'")
+		}
 	case "notify-keyspace-events":
 		f, err := store.ParseNotifyFlags(value)
 		if err != nil {
@@ -226,6 +251,17 @@ func (c *Config) Get(name string) (string, bool) {
 		return strings.Join(parts, " "), true
 	case "notify-keyspace-events":
 		return c.NotifyKeyspaceEvents.String(), true
+	case "slowlog-log-slower-than":
+		return strconv.FormatInt(c.SlowlogSlowerThan, 10), true
+	case "slowlog-max-len":
+		return strconv.FormatInt(c.SlowlogMaxLen, 10), true
+	case "latency-monitor-threshold":
+		return strconv.FormatInt(c.LatencyMonitorThreshold, 10), true
+	case "latency-tracking":
+		if c.LatencyTracking {
+			return "yes", true
+		}
+		return "no", true
 	}
 	return "", false
 }
@@ -265,7 +301,8 @@ func FormatCluster(m map[uint64]string) string {
 var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
 	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "log-retain-bytes", "cache-size", "meta-cache-size",
 	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit",
-	"busy-reply-threshold", "lua-time-limit", "notify-keyspace-events"}
+	"busy-reply-threshold", "lua-time-limit", "notify-keyspace-events",
+	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking"}
 
 // configAliases maps old names to the name CONFIG REWRITE writes.
 var configAliases = map[string]string{"lua-time-limit": "busy-reply-threshold"}
@@ -360,4 +397,17 @@ func (c *Config) LoadFile(path string) error {
 		}
 	}
 	return sc.Err()
+}
+
+// setInt64 parses an integer setting of at least lo, with Redis's errors.
+func setInt64(dst *int64, value string, lo int64) error {
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
+		return fmt.Errorf("argument couldn't be parsed into an integer")
+	}
+	if n < lo {
+		return fmt.Errorf("argument must be between %d and 9223372036854775807 inclusive", lo)
+	}
+	*dst = n
+	return nil
 }

@@ -194,6 +194,7 @@ func cmdQuit(c *Client, argv [][]byte) {
 func cmdReset(c *Client, argv [][]byte) {
 	w := c.reply()
 	c.endMulti()
+	c.stopMonitoring()
 	c.closeUpstream() // the leader's side of the client goes too
 	c.readonly, c.upMulti, c.upQueued, c.upName, c.watchLost = false, false, 0, nil, false
 	c.dropSubscriptions()

@@ -655,3 +655,10 @@ func (h *Hub) size(kind int) int {
 	defer h.mu.Unlock()
 	return len(h.subs[kind])
 }
+
+// outputLimit is the pubsub class's limit, which monitors share.
+func (h *Hub) outputLimit() BufferLimit {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.limit
+}

@@ -32,15 +32,20 @@ type Server struct {
 	closed chan struct{}
 	once   sync.Once
 
-	clients  map[int64]*Client
-	hub      *Hub     // pub/sub subscriptions (pubsub.go)
-	origins  *origins // PUBLISHes sent through the leader (pubsub_cluster.go)
-	tracker  *tracker // CLIENT TRACKING (tracking.go)
-	pause    pause    // CLIENT PAUSE (pause.go)
-	nextID   atomic.Int64
-	wg       sync.WaitGroup
-	Stats    Stats
-	shutdown chan struct{} // closed by SHUTDOWN or a signal
+	clients map[int64]*Client
+	hub     *Hub     // pub/sub subscriptions (pubsub.go)
+	origins *origins // PUBLISHes sent through the leader (pubsub_cluster.go)
+	tracker *tracker // CLIENT TRACKING (tracking.go)
+	pause   pause    // CLIENT PAUSE (pause.go)
+
+	slowlog         slowlog        // SLOWLOG (slowlog.go)
+	latency         latencyMonitor // LATENCY (latency.go)
+	latencyTracking atomic.Bool    // latency-tracking: per-command histograms
+	monitors        monitors       // MONITOR (monitor.go)
+	nextID          atomic.Int64
+	wg              sync.WaitGroup
+	Stats           Stats
+	shutdown        chan struct{} // closed by SHUTDOWN or a signal
 }
 
 // Stats are server-wide counters for INFO.
@@ -93,6 +98,9 @@ func New(cfg Config) (*Server, error) {
 		shutdown: make(chan struct{}),
 	}
 	s.tracker = newTracker(s)
+	s.applyOpsConfig(cfg)
+	// One server a process: scripts' calls are told to this one.
+	command.ScriptCallHook = s.scriptCalled
 	return s, nil
 }
 

@@ -61,6 +61,7 @@ func cmdExec(c *Client, argv [][]byte) {
 		return
 	}
 	queued, watched := command.ResolveQueued(c.queued), c.watching
+	c.execDB = c.db
 	if c.track != nil {
 		for _, q := range queued {
 			c.trackKeys(command.Lookup(q[0]), q)
@@ -97,6 +98,7 @@ func cmdExec(c *Client, argv [][]byte) {
 		w.Raw(p.W.Bytes())
 		return
 	}
+	c.execApplied = queued // for MONITOR and the slowlog (calls.go)
 	// SELECT inside MULTI changes the client's database for good.
 	for _, q := range queued {
 		if command.Lookup(q[0]).Name == "select" {

@@ -1,0 +1,198 @@
+package server
+
+import (
+	"strings"
+	_ "unsafe" // for go:linkname
+
+	"basalt/internal/command"
+)
+
+// What happens around each command a client runs: MONITOR sees it, and
+// once it is done its duration goes to LATENCY HISTOGRAM, the slowlog and
+// the latency monitor.
+//
+// A command's duration is from its dispatch until its reply is ready: for
+// a write, until its record is committed and applied (fsync included) and
+// this connection has its reply. A pipelined write's reply is taken when
+// the connection collects the replies of its pipeline, so it may count
+// part of the time the rest of the pipeline took to dispatch.
+
+// nanotime is the runtime's monotonic clock: one vDSO call, where
+// time.Now reads the wall clock too.
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+// pendingCall is a dispatched write waiting for its reply, beside
+// Client.pending.
+type pendingCall struct {
+	cmd   *command.Command // nil: no call to account (a PUBLISH's record...)
+	argv  [][]byte
+	start int64
+}
+
+// ran is called by dispatch once a command passed its checks and runs:
+// monitors see it now, so before what a script it runs calls. Redis shows
+// a command after it ran, in the database it left selected: SELECT and
+// RESET are shown then (callDone), and EXEC once it ran, after its
+// commands.
+func (c *Client) ran(cmd, kind *command.Command, argv [][]byte) {
+	c.call = kind
+	if c.srv.monitors.active() && kind.Flags&command.Admin == 0 && !feedAfter(cmd) {
+		c.srv.feedMonitors(c.db, c.nc.RemoteAddr().String(), redactArgs(kind, argv))
+	}
+}
+
+func feedAfter(cmd *command.Command) bool {
+	return cmd.Name == "exec" || cmd.Name == "select" || cmd.Name == "reset"
+}
+
+// callDone accounts for the command dispatch ran, unless it went to the
+// write path (see propose and waitLocal).
+func (c *Client) callDone(argv [][]byte, start int64) {
+	cmd := c.call
+	c.call = nil
+	if cmd == nil || c.callAsync {
+		c.callAsync = false
+		return
+	}
+	ns := nanotime() - start
+	if cmd.Name == "exec" {
+		c.execDone(argv, ns)
+	} else if feedAfter(cmd) && c.srv.monitors.active() {
+		c.srv.feedMonitors(c.db, c.nc.RemoteAddr().String(), argv)
+	}
+	if c.callBlocked {
+		// Redis does not count the time a command waits blocked, and
+		// logs no blocking call that timed out: only its histogram.
+		c.callBlocked = false
+		if c.srv.latencyTracking.Load() {
+			cmd.Stats.Record(ns)
+		}
+		return
+	}
+	c.srv.observe(cmd, argv, ns, c)
+}
+
+// execDone shows an applied transaction's commands to monitors, and then
+// EXEC, and accounts each command with the whole transaction's duration:
+// it is applied as one record, so they have no durations of their own.
+func (c *Client) execDone(argv [][]byte, ns int64) {
+	queued, db := c.execApplied, c.execDB
+	c.execApplied = nil
+	feed := c.srv.monitors.active()
+	for _, q := range queued {
+		kind := kindOf(q)
+		if kind == nil {
+			continue
+		}
+		if feed && kind.Flags&command.Admin == 0 {
+			c.srv.feedMonitors(db, c.nc.RemoteAddr().String(), redactArgs(kind, q))
+		}
+		if kind.Name == "select" {
+			if n, ok := c.parseDB(q[1]); ok {
+				db = n
+			}
+		}
+		c.srv.observe(kind, q, ns, c)
+	}
+	if feed {
+		c.srv.feedMonitors(c.db, c.nc.RemoteAddr().String(), argv)
+	}
+}
+
+// observe accounts one call of ns nanoseconds; c is the client that ran
+// it, nil for a script's redis.call.
+func (s *Server) observe(cmd *command.Command, argv [][]byte, ns int64, c *Client) {
+	if s.latencyTracking.Load() {
+		cmd.Stats.Record(ns)
+	}
+	us := ns / 1000
+	if s.slowlog.logs(us) && cmd.Flags&command.SkipSlowlog == 0 {
+		addr, name := "?:0", "" // a script's client has no address
+		if c != nil {
+			addr, name = c.nc.RemoteAddr().String(), *c.name.Load()
+		}
+		s.slowlog.add(redactArgs(cmd, argv), us, addr, name)
+	}
+	if ms := us / 1000; ms > 0 {
+		event := "command"
+		if cmd.Flags&command.Fast != 0 {
+			event = "fast-command"
+		}
+		s.latency.sample(event, ms)
+	}
+}
+
+// scriptCalled is command.ScriptCallHook: a script's redis.call, shown as
+// "lua" and accounted as Redis accounts its script client's calls.
+func (s *Server) scriptCalled(db int, cmd *command.Command, argv [][]byte, ns int64) {
+	kind := kindOf(argv)
+	if kind == nil {
+		kind = cmd
+	}
+	if s.monitors.active() && kind.Flags&command.Admin == 0 {
+		s.feedMonitors(db, "lua", argv)
+	}
+	s.observe(kind, argv, ns, nil)
+}
+
+// kindOf is the command or subcommand argv calls, nil if none.
+func kindOf(argv [][]byte) *command.Command {
+	cmd := command.Lookup(argv[0])
+	if cmd == nil || len(cmd.Subcommands) == 0 || len(argv) < 2 {
+		return cmd
+	}
+	return cmd.Subcommand(argv[1])
+}
+
+// redactArgs hides what Redis hides from MONITOR and the slowlog:
+// passwords of AUTH, HELLO's AUTH option and CONFIG SET of a secret.
+// argv is copied only when something is hidden.
+func redactArgs(kind *command.Command, argv [][]byte) [][]byte {
+	redacted := []byte("(redacted)")
+	hide := func(i int) {
+		if i < len(argv) {
+			argv[i] = redacted
+		}
+	}
+	switch kind.Name {
+	case "auth":
+		argv = append([][]byte(nil), argv...)
+		for i := 1; i < len(argv); i++ {
+			hide(i)
+		}
+	case "hello":
+		for i := 2; i < len(argv); i++ {
+			if strings.EqualFold(string(argv[i]), "auth") && i+2 < len(argv) {
+				argv = append([][]byte(nil), argv...)
+				hide(i + 1)
+				hide(i + 2)
+				break
+			}
+		}
+	case "config|set":
+		copied := false
+		for i := 2; i+1 < len(argv); i += 2 {
+			if sensitiveConfig[strings.ToLower(string(argv[i]))] {
+				if !copied {
+					argv, copied = append([][]byte(nil), argv...), true
+				}
+				hide(i + 1)
+			}
+		}
+	}
+	return argv
+}
+
+// sensitiveConfig are the settings Redis 7.0 never shows set.
+var sensitiveConfig = map[string]bool{"requirepass": true, "masterauth": true, "masteruser": true}
+
+// applyOpsConfig hands the slowlog, latency and tracking settings to the
+// atomics the dispatch path reads.
+func (s *Server) applyOpsConfig(cfg Config) {
+	s.slowlog.slowerThan.Store(cfg.SlowlogSlowerThan)
+	s.slowlog.maxLen.Store(cfg.SlowlogMaxLen)
+	s.latency.threshold.Store(cfg.LatencyMonitorThreshold)
+	s.latencyTracking.Store(cfg.LatencyTracking)
+}
