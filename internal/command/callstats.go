@@ -28,6 +28,41 @@ func (s *CallStats) Record(ns int64) {
 	s.buckets[histogramBucket(ns)].Add(1)
 }
 
+// CallTally counts one connection's calls of one command at a time, for
+// CallStats: every connection adding to the same counters on every call
+// cost a GET -P 16 about 5% of its CPU, so a connection adds its tally
+// once it has run what it had read (or runs another command).
+type CallTally struct {
+	cmd     *Command
+	calls   int64
+	buckets [HistogramBuckets]int64
+}
+
+// Add counts one call of cmd of ns nanoseconds.
+func (t *CallTally) Add(cmd *Command, ns int64) {
+	if t.cmd != cmd {
+		t.Flush()
+		t.cmd = cmd
+	}
+	t.calls++
+	t.buckets[histogramBucket(ns)]++
+}
+
+// Flush adds the tally to its command's CallStats.
+func (t *CallTally) Flush() {
+	if t.cmd == nil {
+		return
+	}
+	s := &t.cmd.Stats
+	s.calls.Add(t.calls)
+	for i, n := range t.buckets {
+		if n != 0 {
+			s.buckets[i].Add(n)
+		}
+	}
+	*t = CallTally{}
+}
+
 // histogramBucket is the first level whose count includes ns.
 func histogramBucket(ns int64) int {
 	ns = min(max(ns, histMinNs), histMaxNs)

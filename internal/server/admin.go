@@ -442,6 +442,7 @@ func cmdConfig(c *Client, argv [][]byte) {
 			&st.KeyspaceHits, &st.KeyspaceMisses, &st.NetInput, &st.NetOutput} {
 			n.Store(0)
 		}
+		c.tally = command.CallTally{}
 		for _, cmd := range command.All() { // LATENCY HISTOGRAM's data
 			cmd.Stats.Reset()
 			for _, sub := range cmd.Subcommands {

@@ -67,7 +67,7 @@ func (c *Client) callDone(argv [][]byte, start int64) {
 		// logs no blocking call that timed out: only its histogram.
 		c.callBlocked = false
 		if c.srv.latencyTracking.Load() {
-			cmd.Stats.Record(ns)
+			c.tally.Add(cmd, ns)
 		}
 		return
 	}
@@ -105,7 +105,11 @@ func (c *Client) execDone(argv [][]byte, ns int64) {
 // it, nil for a script's redis.call.
 func (s *Server) observe(cmd *command.Command, argv [][]byte, ns int64, c *Client) {
 	if s.latencyTracking.Load() {
-		cmd.Stats.Record(ns)
+		if c != nil {
+			c.tally.Add(cmd, ns)
+		} else {
+			cmd.Stats.Record(ns)
+		}
 	}
 	us := ns / 1000
 	if s.slowlog.logs(us) && cmd.Flags&command.SkipSlowlog == 0 {

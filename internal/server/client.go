@@ -78,13 +78,14 @@ type Client struct {
 	call                   *command.Command
 	callAsync, callBlocked bool
 	calls                  []pendingCall
-	dispatched             [][]byte   // the command being dispatched, as sent
-	dispatchedAt           int64      // and when (nanotime)
-	execApplied            [][][]byte // the commands of the EXEC that just applied
-	execDB                 int        // the database that EXEC began in
-	monitoring             bool       // MONITOR (monitor.go)
-	track                  *tracking  // CLIENT TRACKING's state, nil when off (tracking.go)
-	execing                bool       // running EXEC's connection commands
+	dispatched             [][]byte          // the command being dispatched, as sent
+	dispatchedAt           int64             // and when (nanotime)
+	execApplied            [][][]byte        // the commands of the EXEC that just applied
+	execDB                 int               // the database that EXEC began in
+	monitoring             bool              // MONITOR (monitor.go)
+	tally                  command.CallTally // latency-tracking counts not added yet
+	track                  *tracking         // CLIENT TRACKING's state, nil when off (tracking.go)
+	execing                bool              // running EXEC's connection commands
 }
 
 func newClient(s *Server, nc net.Conn) *Client {
@@ -142,6 +143,7 @@ func (c *Client) serve() {
 		if c.rd.Buffered() == 0 || c.out.Len() > flushAt || len(c.pending) >= 1024 {
 			c.confirmed.reset() // what comes next arrives after these replies
 			c.waitPending()
+			c.tally.Flush()
 			if !c.flush() {
 				return
 			}
@@ -153,6 +155,7 @@ func (c *Client) close() {
 	c.closeOnce.Do(func() {
 		c.closeUpstream()
 		c.stopMonitoring()
+		c.tally.Flush()
 		c.unwatchAll()
 		c.srv.tracker.disable(c)
 		c.closeSub()

@@ -176,6 +176,7 @@ func cmdLatency(c *Client, argv [][]byte) {
 // and the cumulative count at each power-of-2 level, levels where the
 // count does not grow left out, as Redis 7.0 reports them.
 func latencyHistogram(c *Client, names [][]byte) {
+	c.tally.Flush()
 	var cmds []*command.Command
 	add := func(cmd *command.Command) {
 		if n, _ := cmd.Stats.Snapshot(); n > 0 {
