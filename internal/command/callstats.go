@@ -1,71 +1,67 @@
 package command
 
-import "sync/atomic"
-
-// CallStats counts a command's calls and their durations for LATENCY
-// HISTOGRAM, in the buckets Redis 7.0 reports: its per-command histogram
-// (hdr_histogram, 2 significant digits, 1024 ns to 1 s) read with a log
-// iterator from 1024 ns in powers of 2. Bucket i covers the durations that
-// iterator counts at its level 2^(10+i) ns: those below 2^(10+i) plus the
-// width of the histogram's bucket at that level (2^(10+i)/128).
-type CallStats struct {
-	calls   atomic.Int64
-	buckets [HistogramBuckets]atomic.Int64
-}
-
-// HistogramBuckets is the number of power-of-2 levels from 2^10 to 2^30 ns.
-const HistogramBuckets = 21
-
-// Histogram's clamps, as Redis records a duration (ns).
-const (
-	histMinNs = 1024
-	histMaxNs = 1_000_000_000
+import (
+	"math/bits"
+	"sync/atomic"
 )
 
-// Record counts one call of ns nanoseconds: two atomic adds.
-func (s *CallStats) Record(ns int64) {
-	s.calls.Add(1)
-	s.buckets[histogramBucket(ns)].Add(1)
+// CallStats is a command's INFO commandstats counters and its latency
+// histogram (INFO latencystats, LATENCY HISTOGRAM). The histogram has the
+// layout of Redis 7.0's per-command hdr_histogram (1 ns to 1 s, 2
+// significant digits): 256 exact values, then 128 sub-buckets per power of
+// 2, so percentiles come out as Redis prints them. It is allocated on the
+// first call measured: most commands are never called.
+type CallStats struct {
+	calls, ns, failed, rejected atomic.Int64
+	hist                        atomic.Pointer[latencyHist]
 }
 
-// CallTally counts one connection's calls of one command at a time, for
-// CallStats: every connection adding to the same counters on every call
-// cost a GET -P 16 about 5% of its CPU, so a connection adds its tally
-// once it has run what it had read (or runs another command).
-type CallTally struct {
-	cmd     *Command
-	calls   int64
-	buckets [HistogramBuckets]int64
+type latencyHist struct {
+	total  atomic.Int64
+	counts [histLen]atomic.Int64
 }
 
-// Add counts one call of cmd of ns nanoseconds.
-func (t *CallTally) Add(cmd *Command, ns int64) {
-	if t.cmd != cmd {
-		t.Flush()
-		t.cmd = cmd
+// The hdr_histogram layout for lowest value 1, highest 1e9, 2 significant
+// digits: sub-buckets of 256 (half 128), 23 buckets.
+const (
+	histSubHalfBits = 7
+	histSubHalf     = 1 << histSubHalfBits // 128
+	histSubMask     = 2*histSubHalf - 1    // 255
+	histBuckets     = 23                   // 256<<22 > 1e9
+	histLen         = (histBuckets + 1) * histSubHalf
+	histMaxNs       = 1_000_000_000
+)
+
+// histIndex is the histogram slot of a duration, clamped to 1 ns..1 s.
+func histIndex(ns int64) int {
+	v := uint64(min(max(ns, 1), histMaxNs))
+	bucket := bits.Len64(v|histSubMask) - (histSubHalfBits + 1)
+	sub := int(v >> bucket)
+	return (bucket+1)<<histSubHalfBits + sub - histSubHalf
+}
+
+// histLowest is the lowest duration slot i holds, histWidth how many.
+func histLowest(i int) int64 {
+	bucket, sub := i>>histSubHalfBits-1, i&(histSubHalf-1)+histSubHalf
+	if bucket < 0 {
+		bucket, sub = 0, sub-histSubHalf
 	}
-	t.calls++
-	t.buckets[histogramBucket(ns)]++
+	return int64(sub) << bucket
 }
 
-// Flush adds the tally to its command's CallStats.
-func (t *CallTally) Flush() {
-	if t.cmd == nil {
-		return
-	}
-	s := &t.cmd.Stats
-	s.calls.Add(t.calls)
-	for i, n := range t.buckets {
-		if n != 0 {
-			s.buckets[i].Add(n)
-		}
-	}
-	*t = CallTally{}
+func histWidth(i int) int64 {
+	return int64(1) << max(i>>histSubHalfBits-1, 0)
 }
 
-// histogramBucket is the first level whose count includes ns.
+// HistogramBuckets is the number of power-of-2 levels from 2^10 to 2^30 ns
+// that LATENCY HISTOGRAM reports.
+const HistogramBuckets = 21
+
+// histogramBucket is the first LATENCY HISTOGRAM level whose count
+// includes ns: Redis reads its histogram with a log iterator from 1024 ns
+// in powers of 2, and the count at level L = 2^(10+i) takes the slots
+// below L plus the slot at L (L/128 wide), a slot boundary.
 func histogramBucket(ns int64) int {
-	ns = min(max(ns, histMinNs), histMaxNs)
 	for i := range HistogramBuckets - 1 {
 		level := int64(1) << (10 + i)
 		if ns < level+level/128 {
@@ -75,7 +71,7 @@ func histogramBucket(ns int64) int {
 	return HistogramBuckets - 1
 }
 
-// HistogramLabel is Redis's label of bucket i in µs: the highest value
+// HistogramLabel is Redis's label of level i in µs: the highest value
 // equivalent to the level in the histogram, or, for the last level, the
 // histogram's end (2^30-1 ns), where the iterator stops.
 func HistogramLabel(i int) int64 {
@@ -86,23 +82,195 @@ func HistogramLabel(i int) int64 {
 	return (level + level/128 - 1) / 1000
 }
 
-// Snapshot returns the calls and each bucket's own count.
-func (s *CallStats) Snapshot() (calls int64, buckets [HistogramBuckets]int64) {
-	for i := range buckets {
-		buckets[i] = s.buckets[i].Load()
+// Record counts one call of ns nanoseconds directly in the shared
+// counters (a script's redis.call), in the histogram if track.
+func (s *CallStats) Record(ns int64, failed, track bool) {
+	s.calls.Add(1)
+	s.ns.Add(ns)
+	if failed {
+		s.failed.Add(1)
 	}
-	return s.calls.Load(), buckets
+	if track {
+		h := s.histogram()
+		h.counts[histIndex(ns)].Add(1)
+		h.total.Add(1)
+	}
 }
 
-// Reset forgets the calls (CONFIG RESETSTAT).
+// Reject counts a call refused before it ran (rejected_calls).
+func (s *CallStats) Reject() { s.rejected.Add(1) }
+
+func (s *CallStats) histogram() *latencyHist {
+	if h := s.hist.Load(); h != nil {
+		return h
+	}
+	s.hist.CompareAndSwap(nil, new(latencyHist))
+	return s.hist.Load()
+}
+
+// Counters are a command's INFO commandstats fields.
+type Counters struct {
+	Calls, Ns, Failed, Rejected int64
+}
+
+// Counters reads the commandstats counters.
+func (s *CallStats) Counters() Counters {
+	return Counters{s.calls.Load(), s.ns.Load(), s.failed.Load(), s.rejected.Load()}
+}
+
+// Histogram is a copy of a command's latency histogram.
+type Histogram struct {
+	Total  int64
+	counts [histLen]int64
+}
+
+// Histogram copies the histogram; nil if no call was measured.
+func (s *CallStats) Histogram() *Histogram {
+	h := s.hist.Load()
+	if h == nil || h.total.Load() == 0 {
+		return nil
+	}
+	out := &Histogram{}
+	for i := range out.counts {
+		n := h.counts[i].Load()
+		out.counts[i] = n
+		out.Total += n
+	}
+	return out
+}
+
+// Levels is the histogram as LATENCY HISTOGRAM reports it: the count of
+// each power-of-2 level (not cumulative).
+func (h *Histogram) Levels() (levels [HistogramBuckets]int64) {
+	for i, n := range h.counts {
+		if n != 0 {
+			levels[histogramBucket(histLowest(i))] += n
+		}
+	}
+	return levels
+}
+
+// Percentile is hdr_value_at_percentile: the highest duration (ns)
+// equivalent to the slot where the count reaches p% of the total (the
+// lowest, for p 0).
+func (h *Histogram) Percentile(p float64) int64 {
+	p = min(p, 100)
+	want := max(int64(p/100*float64(h.Total)+0.5), 1)
+	seen := int64(0)
+	for i, n := range h.counts {
+		seen += n
+		if n != 0 && seen >= want {
+			if p == 0 {
+				return histLowest(i)
+			}
+			return histLowest(i) + histWidth(i) - 1
+		}
+	}
+	return 0
+}
+
+// Reset forgets everything (CONFIG RESETSTAT).
 func (s *CallStats) Reset() {
 	s.calls.Store(0)
-	for i := range s.buckets {
-		s.buckets[i].Store(0)
+	s.ns.Store(0)
+	s.failed.Store(0)
+	s.rejected.Store(0)
+	s.hist.Store(nil)
+}
+
+// CallTally counts one connection's calls of one command at a time, for
+// CallStats: every connection adding to the same counters on every call
+// cost a GET -P 16 about 5% of its CPU, so a connection adds its tally
+// once it has run what it had read (or runs another command). Its
+// histogram slots are its own (allocated on its first measured call);
+// touched lists those in use, so a flush visits only them.
+type CallTally struct {
+	cmd               *Command
+	calls, ns, failed int64
+	slots             *[histLen]uint32
+	touched           [tallyTouched]uint16
+	nTouched          int
+}
+
+// tallyTouched bounds the distinct histogram slots a tally holds before
+// it adds them.
+const tallyTouched = 64
+
+// Add counts one call of cmd of ns nanoseconds, failed or not, in the
+// histogram if track.
+func (t *CallTally) Add(cmd *Command, ns int64, failed, track bool) {
+	if t.cmd != cmd {
+		t.Flush()
+		t.cmd = cmd
 	}
+	t.calls++
+	t.ns += ns
+	if failed {
+		t.failed++
+	}
+	if !track {
+		return
+	}
+	if t.slots == nil {
+		t.slots = new([histLen]uint32)
+	}
+	i := histIndex(ns)
+	if t.slots[i] == 0 {
+		if t.nTouched == tallyTouched {
+			t.flushHist()
+		}
+		t.touched[t.nTouched] = uint16(i)
+		t.nTouched++
+	}
+	t.slots[i]++
+}
+
+// Flush adds the tally to its command's CallStats.
+func (t *CallTally) Flush() {
+	if t.cmd == nil {
+		return
+	}
+	s := &t.cmd.Stats
+	s.calls.Add(t.calls)
+	s.ns.Add(t.ns)
+	if t.failed != 0 {
+		s.failed.Add(t.failed)
+	}
+	t.flushHist()
+	t.cmd, t.calls, t.ns, t.failed = nil, 0, 0, 0
+}
+
+func (t *CallTally) flushHist() {
+	if t.nTouched == 0 {
+		return
+	}
+	h := t.cmd.Stats.histogram()
+	total := int64(0)
+	for _, i := range t.touched[:t.nTouched] {
+		n := int64(t.slots[i])
+		h.counts[i].Add(n)
+		total += n
+		t.slots[i] = 0
+	}
+	h.total.Add(total)
+	t.nTouched = 0
+}
+
+// Drop forgets the tally (CONFIG RESETSTAT).
+func (t *CallTally) Drop() {
+	for _, i := range t.touched[:t.nTouched] {
+		t.slots[i] = 0
+	}
+	t.cmd, t.calls, t.ns, t.failed, t.nTouched = nil, 0, 0, 0, 0
 }
 
 // ScriptCallHook, when set, is told of every command a script that a
 // client runs now (not a replayed one) calls with redis.call, after it
-// ran: MONITOR shows it as "lua" and the slowlog logs it.
-var ScriptCallHook func(db int, cmd *Command, argv [][]byte, ns int64)
+// ran, with its reply: MONITOR shows it as "lua", the slowlog logs it and
+// its error, if any, is counted.
+var ScriptCallHook func(db int, cmd *Command, argv [][]byte, ns int64, reply []byte)
+
+// ScriptRefusedHook, when set, is told of a redis.call such a script made
+// that was refused before it ran (cmd nil: no such command), with the
+// error: Redis counts it as a rejected call and an error reply.
+var ScriptRefusedHook func(cmd *Command, msg string)

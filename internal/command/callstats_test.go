@@ -25,9 +25,79 @@ func TestHistogramBuckets(t *testing.T) {
 		}
 	}
 	var s CallStats
-	s.Record(1500)
-	s.Record(1500)
-	if calls, b := s.Snapshot(); calls != 2 || b[1] != 2 {
-		t.Errorf("after two calls of 1.5 µs: %d calls, buckets %v", calls, b)
+	s.Record(1500, false, true)
+	s.Record(1500, true, true)
+	h := s.Histogram()
+	if n := s.Counters(); n.Calls != 2 || n.Failed != 1 || n.Ns != 3000 || h.Total != 2 || h.Levels()[1] != 2 {
+		t.Errorf("after two calls of 1.5 µs: %+v, levels %v", n, h.Levels())
+	}
+}
+
+// The histogram's slots are hdr_histogram's (1 ns to 1 s, 2 significant
+// digits), and percentiles are its highest equivalent values: the values
+// Redis 7.0.15 printed for calls of 7, 27 and 79 µs.
+func TestHistogramPercentiles(t *testing.T) {
+	for _, c := range []struct{ ns, lowest, width int64 }{
+		{1, 1, 1}, {255, 255, 1}, {256, 256, 2}, {257, 256, 2}, {7000, 6976, 32},
+		{27000, 26880, 128}, {79000, 78848, 512}, {2_000_000_000, 998244352, 1 << 22},
+	} {
+		i := histIndex(c.ns)
+		if histLowest(i) != c.lowest || histWidth(i) != c.width {
+			t.Errorf("%d ns: slot from %d, %d wide; want from %d, %d wide", c.ns, histLowest(i), histWidth(i), c.lowest, c.width)
+		}
+	}
+	if histIndex(histMaxNs) >= histLen {
+		t.Fatalf("1 s is slot %d of %d", histIndex(histMaxNs), histLen)
+	}
+	for i := 1; i < histLen; i++ { // slots tile the range
+		if histLowest(i) != histLowest(i-1)+histWidth(i-1) {
+			t.Fatalf("slot %d starts at %d, after %d+%d", i, histLowest(i), histLowest(i-1), histWidth(i-1))
+		}
+	}
+	var tally CallTally
+	cmd := &Command{Name: "x"}
+	for range 98 {
+		tally.Add(cmd, 7000, false, true)
+	}
+	tally.Add(cmd, 27000, false, true)
+	tally.Add(cmd, 79000, false, true)
+	tally.Flush()
+	s := &cmd.Stats
+	h := s.Histogram()
+	for _, c := range []struct {
+		p    float64
+		want int64
+	}{{0, 6976}, {50, 7007}, {98, 7007}, {99, 27007}, {99.9, 79359}, {100, 79359}} {
+		if got := h.Percentile(c.p); got != c.want {
+			t.Errorf("p%v = %d, want %d", c.p, got, c.want)
+		}
+	}
+	if n := s.Counters(); n.Calls != 100 || n.Ns != 98*7000+27000+79000 {
+		t.Errorf("counters %+v", n)
+	}
+}
+
+// A tally adds its slots when it holds too many distinct ones, and a
+// flush leaves none behind.
+func TestTallyManySlots(t *testing.T) {
+	cmd := &Command{Name: "x"}
+	var tally CallTally
+	for i := range int64(200) {
+		tally.Add(cmd, 1000+i*100, i%2 == 0, true)
+	}
+	tally.Flush()
+	n, h := cmd.Stats.Counters(), cmd.Stats.Histogram()
+	if n.Calls != 200 || n.Failed != 100 || h.Total != 200 {
+		t.Errorf("counters %+v, histogram total %d", n, h.Total)
+	}
+	for i, c := range tally.slots {
+		if c != 0 {
+			t.Fatalf("slot %d left with %d", i, c)
+		}
+	}
+	tally.Add(cmd, 5000, false, false) // not tracked: counted, no slot
+	tally.Flush()
+	if n := cmd.Stats.Counters(); n.Calls != 201 || cmd.Stats.Histogram().Total != 200 {
+		t.Errorf("untracked call: %+v", n)
 	}
 }

@@ -439,6 +439,9 @@ func (e *luaEnv) writeError(w *resp.Writer, err error) {
 	}
 	var msg string
 	if t, ok := obj.(*lua.LTable); ok {
+		if t.RawGetString(errCounted) == lua.LTrue {
+			w.ErrorsCounted++
+		}
 		s, ok := t.RawGetString("err").(lua.LString)
 		if !ok {
 			s = "ERR unknown error"
@@ -503,6 +506,9 @@ func (e *luaEnv) reply(w *resp.Writer, v lua.LValue, depth int) {
 
 func (e *luaEnv) replyTable(w *resp.Writer, t *lua.LTable, depth int) {
 	if s, ok := t.RawGetString("err").(lua.LString); ok {
+		if t.RawGetString(errCounted) == lua.LTrue {
+			w.ErrorsCounted++
+		}
 		w.Error(string(s))
 		return
 	}
@@ -644,6 +650,12 @@ func errorTable(L *lua.LState, msg string) *lua.LTable {
 	return t
 }
 
+// errCounted marks an error object made from a redis.call's error, which
+// was counted as an error reply already: a script that returns or raises
+// it fails, but its reply is not counted again (Redis's
+// ignore_error_stats_update).
+const errCounted = "ignore_error_stats_update"
+
 // raise raises a Redis error object: it carries no position of its own.
 func raise(L *lua.LState, msg string) {
 	L.Error(errorTable(L, msg), 0)
@@ -709,15 +721,20 @@ func (e *luaEnv) call(L *lua.LState, raiseErr bool) int {
 		msg = e.execObserved(argv)
 	}
 	if msg != "" {
+		t := errorTable(L, msg)
+		t.RawSetString(errCounted, lua.LTrue)
 		if raiseErr {
-			raise(L, msg)
+			L.Error(t, 0)
 		}
-		L.Push(errorTable(L, msg))
+		L.Push(t)
 		return 1
 	}
 	v, _ := parseReply(L, e.w.Buf, 0)
-	if t, ok := v.(*lua.LTable); ok && raiseErr && len(e.w.Buf) > 0 && e.w.Buf[0] == '-' {
-		L.Error(t, 0)
+	if t, ok := v.(*lua.LTable); ok && len(e.w.Buf) > 0 && e.w.Buf[0] == '-' {
+		t.RawSetString(errCounted, lua.LTrue)
+		if raiseErr {
+			L.Error(t, 0)
+		}
 	}
 	L.Push(v)
 	return 1
@@ -733,9 +750,21 @@ func (e *luaEnv) execObserved(argv [][]byte) string {
 	start := time.Now()
 	msg := e.exec(argv)
 	if msg == "" {
-		hook(e.c.Tx.DB, Lookup(argv[0]), argv, int64(time.Since(start)))
+		hook(e.c.Tx.DB, Lookup(argv[0]), argv, int64(time.Since(start)), e.w.Buf)
+	} else if refused := ScriptRefusedHook; refused != nil && msg != "-"+errKilled {
+		refused(refusedCommand(argv), msg)
 	}
 	return msg
+}
+
+// refusedCommand is the command (or subcommand) a refused redis.call
+// named, nil if none: Redis counts the refusal as its rejected call.
+func refusedCommand(argv [][]byte) *Command {
+	cmd := Lookup(argv[0])
+	if cmd == nil || len(cmd.Subcommands) == 0 || len(argv) < 2 {
+		return cmd
+	}
+	return cmd.Subcommand(argv[1])
 }
 
 // exec runs one command for redis.call into e.w, or returns why it may not

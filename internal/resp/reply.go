@@ -71,3 +71,62 @@ func readFull(r *bufio.Reader, p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// ReplyLen is the length of the complete reply b starts with, 0 if b does
+// not start with one (EXEC's replies are told apart with it).
+func ReplyLen(b []byte) int {
+	end := 0
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == '\r' && b[i+1] == '\n' {
+			end = i + 2
+			break
+		}
+	}
+	if end < 3 {
+		return 0
+	}
+	head := b[1 : end-2]
+	var elems int64
+	switch b[0] {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return end
+	case '$', '!', '=':
+		n, err := strconv.ParseInt(string(head), 10, 64)
+		if err != nil {
+			return 0
+		}
+		if n < 0 {
+			return end
+		}
+		if int64(len(b)-end) < n+2 {
+			return 0
+		}
+		return end + int(n) + 2
+	case '*', '~', '>':
+		n, err := strconv.ParseInt(string(head), 10, 64)
+		if err != nil {
+			return 0
+		}
+		elems = n
+	case '%', '|':
+		n, err := strconv.ParseInt(string(head), 10, 64)
+		if err != nil {
+			return 0
+		}
+		elems = 2 * n
+	default:
+		return 0
+	}
+	if b[0] == '|' {
+		elems++ // the reply an attribute precedes
+	}
+	at := end
+	for i := int64(0); i < elems; i++ {
+		n := ReplyLen(b[at:])
+		if n == 0 {
+			return 0
+		}
+		at += n
+	}
+	return at
+}

@@ -26,3 +26,25 @@ func TestReadReply(t *testing.T) {
 		}
 	}
 }
+
+func TestReplyLen(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{"+OK\r\nrest", 5},
+		{"-ERR x\r\n", 8},
+		{"$3\r\nfoo\r\n:1\r\n", 9},
+		{"$-1\r\n", 5},
+		{"*2\r\n:1\r\n-WRONGTYPE x\r\n+tail\r\n", 24},
+		{"*-1\r\n", 5},
+		{"%1\r\n+a\r\n:1\r\n", 12},
+		{"*2\r\n:1\r\n", 0}, // incomplete
+		{"$5\r\nab\r\n", 0},
+		{"", 0},
+	} {
+		if got := ReplyLen([]byte(c.in)); got != c.want {
+			t.Errorf("ReplyLen(%q) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}

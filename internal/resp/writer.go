@@ -11,12 +11,16 @@ import (
 type Writer struct {
 	Buf   []byte
 	Proto int // 2 or 3
+	// ErrorsCounted is how many of the error replies written were counted
+	// as errors already (a script's, made from its redis.call's error):
+	// INFO errorstats must not count them again.
+	ErrorsCounted int
 }
 
 // NewWriter returns a Writer for protocol version proto.
 func NewWriter(proto int) *Writer { return &Writer{Proto: proto} }
 
-func (w *Writer) Reset()        { w.Buf = w.Buf[:0] }
+func (w *Writer) Reset()        { w.Buf, w.ErrorsCounted = w.Buf[:0], 0 }
 func (w *Writer) Len() int      { return len(w.Buf) }
 func (w *Writer) Bytes() []byte { return w.Buf }
 

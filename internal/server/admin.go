@@ -89,6 +89,7 @@ var opsSample struct {
 }
 
 func cmdInfo(c *Client, argv [][]byte) {
+	c.tally.Flush() // this connection's calls so far, for commandstats
 	// Sections come in Redis's order whatever the order asked.
 	want := map[string]bool{}
 	if len(argv) == 1 {
@@ -282,7 +283,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("tracking_total_keys", ts.keys)
 		add("tracking_total_items", ts.items)
 		add("tracking_total_prefixes", ts.prefixes)
-		add("total_error_replies", 0)
+		add("total_error_replies", s.errors.total.Load())
 	case "replication":
 		title = "Replication"
 		st := s.shard.Status()
@@ -325,10 +326,13 @@ func (s *Server) infoSection(name string, c *Client) string {
 		lines = append(lines, command.JSONModuleInfo)
 	case "commandstats":
 		title = "Commandstats"
+		lines = append(lines, commandstatsLines()...)
 	case "errorstats":
 		title = "Errorstats"
+		lines = append(lines, s.errors.lines()...)
 	case "latencystats":
 		title = "Latencystats"
+		lines = append(lines, latencystatsLines(s.config().LatencyPercentiles)...)
 	case "cluster":
 		title = "Cluster"
 		add("cluster_enabled", 0)
@@ -442,8 +446,9 @@ func cmdConfig(c *Client, argv [][]byte) {
 			&st.KeyspaceHits, &st.KeyspaceMisses, &st.NetInput, &st.NetOutput} {
 			n.Store(0)
 		}
-		c.tally = command.CallTally{}
-		for _, cmd := range command.All() { // LATENCY HISTOGRAM's data
+		c.tally.Drop()
+		c.srv.errors.reset()
+		for _, cmd := range command.All() { // commandstats, latencystats, LATENCY HISTOGRAM
 			cmd.Stats.Reset()
 			for _, sub := range cmd.Subcommands {
 				sub.Stats.Reset()

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"strings"
 	_ "unsafe" // for go:linkname
 
 	"basalt/internal/command"
+	"basalt/internal/resp"
 )
 
 // What happens around each command a client runs: MONITOR sees it, and
@@ -52,36 +54,81 @@ func feedAfter(cmd *command.Command) bool {
 func (c *Client) callDone(argv [][]byte, start int64) {
 	cmd := c.call
 	c.call = nil
+	mark := c.replyMark
+	failed := c.replyFailed()
+	if c.rejected != nil {
+		c.rejected.Stats.Reject()
+		c.rejected = nil
+	}
 	if cmd == nil || c.callAsync {
 		c.callAsync = false
 		return
 	}
 	ns := nanotime() - start
 	if cmd.Name == "exec" {
-		c.execDone(argv, ns)
+		c.execDone(argv, ns, mark)
 	} else if feedAfter(cmd) && c.srv.monitors.active() {
 		c.srv.feedMonitors(c.db, c.nc.RemoteAddr().String(), argv)
 	}
 	if c.callBlocked {
 		// Redis does not count the time a command waits blocked, and
-		// logs no blocking call that timed out: only its histogram.
+		// logs no blocking call that timed out: only its stats.
 		c.callBlocked = false
-		if c.srv.latencyTracking.Load() {
-			c.tally.Add(cmd, ns)
-		}
+		c.tally.Add(cmd, ns, failed, c.srv.latencyTracking.Load())
 		return
 	}
-	c.srv.observe(cmd, argv, ns, c)
+	c.srv.observe(cmd, argv, ns, c, failed)
+}
+
+// Where a reply starts in out (Client.replyMark), or why there is none.
+const (
+	markUnset = -1 // nothing written yet
+	markNone  = -2 // checked, or not this node's reply (forwarded)
+)
+
+// replyFailed reports whether the command being dispatched answered an
+// error in out, counting it for INFO errorstats the first time (its
+// reply may be dropped before callDone: CLIENT REPLY OFF).
+func (c *Client) replyFailed() bool {
+	m := c.replyMark
+	if m < 0 {
+		return c.replyErr
+	}
+	c.replyMark = markNone
+	if b := c.out.Buf; m < len(b) && isErrorReply(b[m:]) {
+		c.replyErr = true
+		if c.out.ErrorsCounted == 0 {
+			c.srv.errors.note(b[m:])
+		}
+	}
+	c.out.ErrorsCounted = 0
+	return c.replyErr
 }
 
 // execDone shows an applied transaction's commands to monitors, and then
 // EXEC, and accounts each command with the whole transaction's duration:
 // it is applied as one record, so they have no durations of their own.
-func (c *Client) execDone(argv [][]byte, ns int64) {
+func (c *Client) execDone(argv [][]byte, ns int64, mark int) {
 	queued, db := c.execApplied, c.execDB
 	c.execApplied = nil
 	feed := c.srv.monitors.active()
+	// EXEC's reply: an array of its commands' replies, each error counted
+	// (and its command's failed_calls), EXEC itself not failing.
+	var replies []byte
+	if b := c.out.Buf; mark >= 0 && mark < len(b) && b[mark] == '*' {
+		if n := resp.ReplyLen(b[mark:]); n > 0 {
+			replies = b[mark : mark+n]
+			replies = replies[bytes.IndexByte(replies, '\n')+1:]
+		}
+	}
 	for _, q := range queued {
+		failed := false
+		if n := resp.ReplyLen(replies); n > 0 {
+			if failed = isErrorReply(replies); failed {
+				c.srv.errors.note(replies[:n])
+			}
+			replies = replies[n:]
+		}
 		kind := kindOf(q)
 		if kind == nil {
 			continue
@@ -94,7 +141,7 @@ func (c *Client) execDone(argv [][]byte, ns int64) {
 				db = n
 			}
 		}
-		c.srv.observe(kind, q, ns, c)
+		c.srv.observe(kind, q, ns, c, failed)
 	}
 	if feed {
 		c.srv.feedMonitors(c.db, c.nc.RemoteAddr().String(), argv)
@@ -103,13 +150,11 @@ func (c *Client) execDone(argv [][]byte, ns int64) {
 
 // observe accounts one call of ns nanoseconds; c is the client that ran
 // it, nil for a script's redis.call.
-func (s *Server) observe(cmd *command.Command, argv [][]byte, ns int64, c *Client) {
-	if s.latencyTracking.Load() {
-		if c != nil {
-			c.tally.Add(cmd, ns)
-		} else {
-			cmd.Stats.Record(ns)
-		}
+func (s *Server) observe(cmd *command.Command, argv [][]byte, ns int64, c *Client, failed bool) {
+	if c != nil {
+		c.tally.Add(cmd, ns, failed, s.latencyTracking.Load())
+	} else {
+		cmd.Stats.Record(ns, failed, s.latencyTracking.Load())
 	}
 	us := ns / 1000
 	if s.slowlog.logs(us) && cmd.Flags&command.SkipSlowlog == 0 {
@@ -130,7 +175,7 @@ func (s *Server) observe(cmd *command.Command, argv [][]byte, ns int64, c *Clien
 
 // scriptCalled is command.ScriptCallHook: a script's redis.call, shown as
 // "lua" and accounted as Redis accounts its script client's calls.
-func (s *Server) scriptCalled(db int, cmd *command.Command, argv [][]byte, ns int64) {
+func (s *Server) scriptCalled(db int, cmd *command.Command, argv [][]byte, ns int64, reply []byte) {
 	kind := kindOf(argv)
 	if kind == nil {
 		kind = cmd
@@ -138,7 +183,20 @@ func (s *Server) scriptCalled(db int, cmd *command.Command, argv [][]byte, ns in
 	if s.monitors.active() && kind.Flags&command.Admin == 0 {
 		s.feedMonitors(db, "lua", argv)
 	}
-	s.observe(kind, argv, ns, nil)
+	failed := isErrorReply(reply)
+	if failed {
+		s.errors.note(reply)
+	}
+	s.observe(kind, argv, ns, nil, failed)
+}
+
+// scriptRefused is command.ScriptRefusedHook: a script's redis.call that
+// did not run is a rejected call of its command, and an error reply.
+func (s *Server) scriptRefused(cmd *command.Command, msg string) {
+	if cmd != nil {
+		cmd.Stats.Reject()
+	}
+	s.errors.noteText(msg)
 }
 
 // kindOf is the command or subcommand argv calls, nil if none.

@@ -83,9 +83,15 @@ type Client struct {
 	execApplied            [][][]byte        // the commands of the EXEC that just applied
 	execDB                 int               // the database that EXEC began in
 	monitoring             bool              // MONITOR (monitor.go)
-	tally                  command.CallTally // latency-tracking counts not added yet
-	track                  *tracking         // CLIENT TRACKING's state, nil when off (tracking.go)
-	execing                bool              // running EXEC's connection commands
+	tally                  command.CallTally // commandstats and latency counts not added yet
+	// replyMark is where the reply of the command being dispatched starts
+	// in out, for INFO errorstats and failed_calls (markUnset: none yet);
+	// replyErr says it was an error, once checked (replyFailed).
+	replyMark int
+	replyErr  bool
+	rejected  *command.Command // the command refused before it ran (rejected_calls)
+	track     *tracking        // CLIENT TRACKING's state, nil when off (tracking.go)
+	execing   bool             // running EXEC's connection commands
 }
 
 func newClient(s *Server, nc net.Conn) *Client {
@@ -127,6 +133,7 @@ func (c *Client) serve() {
 			c.srv.Stats.Commands.Add(1)
 			start := nanotime()
 			c.dispatched, c.dispatchedAt = argv, start
+			c.replyMark, c.replyErr = markUnset, false
 			if c.replyOff || c.skipNext {
 				c.dispatchMuted(argv)
 			} else {
@@ -190,15 +197,24 @@ func (c *Client) waitPending() {
 // waitLocal waits for the proposed writes and appends their replies.
 func (c *Client) waitLocal() {
 	for i, p := range c.pending {
+		failed := false
 		if c.await(p) {
-			c.out.Raw(p.W.Bytes())
+			b := p.W.Bytes()
+			c.out.Raw(b)
+			if isErrorReply(b) {
+				failed = true
+				if p.W.ErrorsCounted == 0 {
+					c.srv.errors.note(b)
+				}
+			}
 			putProposal(p)
 		} else {
 			c.out.Error(command.ErrBusy)
+			c.srv.errors.noteText(command.ErrBusy)
 		}
 		c.pending[i] = nil
 		if pc := c.calls[i]; pc.cmd != nil {
-			c.srv.observe(pc.cmd, pc.argv, nanotime()-pc.start, c)
+			c.srv.observe(pc.cmd, pc.argv, nanotime()-pc.start, c, failed)
 		}
 		c.calls[i] = pendingCall{}
 	}
@@ -248,6 +264,9 @@ func (c *Client) busy(cmd *command.Command) bool {
 // reply gives direct access to the output after the pending writes.
 func (c *Client) reply() *resp.Writer {
 	c.waitPending()
+	if c.replyMark == markUnset {
+		c.replyMark = len(c.out.Buf)
+	}
 	return c.out
 }
 
@@ -280,6 +299,7 @@ func (c *Client) dispatch(argv [][]byte) {
 			}
 		}
 		c.forward(argv)
+		c.replyMark = markNone // the leader runs it, and counts it
 		return
 	}
 	if cmd == nil {
@@ -291,12 +311,14 @@ func (c *Client) dispatch(argv [][]byte) {
 	// kind decides read or write: the subcommand if there is one.
 	kind, errReply := checkArgs(cmd, argv)
 	if errReply != "" {
+		c.rejected = refusedKind(cmd, argv)
 		c.rejectInMulti()
 		c.reply().Error(errReply)
 		return
 	}
 	c.lastCmd.Store(&kind.Name)
 	if !c.authed && cmd.Flags&command.NoAuth == 0 {
+		c.rejected = kind
 		c.rejectInMulti()
 		c.reply().Error("NOAUTH Authentication required.")
 		return
@@ -305,16 +327,19 @@ func (c *Client) dispatch(argv [][]byte) {
 		return
 	}
 	if c.monitoring && monitorRefuses(kind) {
+		c.rejected = kind
 		c.rejectInMulti()
 		c.reply().Error("ERR Replica can't interact with the keyspace")
 		return
 	}
 	if c.multi && cmd.Flags&command.NoMulti != 0 {
+		c.rejected = kind
 		c.rejectInMulti()
 		c.reply().Error("ERR Command not allowed inside a transaction")
 		return
 	}
 	if command.ScriptBusy() && (cmd.Flags|kind.Flags)&command.AllowBusy == 0 && c.busy(cmd) {
+		c.rejected = kind
 		return
 	}
 	c.waitPause(cmd, argv)
@@ -402,6 +427,16 @@ func checkArgs(cmd *command.Command, argv [][]byte) (kind *command.Command, errR
 		return nil, command.WrongArity(sub.Name)
 	}
 	return sub, ""
+}
+
+// refusedKind is the command Redis counts a call refused by checkArgs
+// against (rejected_calls): the subcommand named if it exists, else the
+// command itself unless it has subcommands.
+func refusedKind(cmd *command.Command, argv [][]byte) *command.Command {
+	if len(cmd.Subcommands) == 0 || len(argv) < 2 {
+		return cmd
+	}
+	return cmd.Subcommand(argv[1])
 }
 
 // noTouch lists the commands that look at keys without counting as a use

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,6 +52,9 @@ type Config struct {
 	SlowlogMaxLen           int64
 	LatencyMonitorThreshold int64 // ms; 0: off
 	LatencyTracking         bool  // per-command histograms (LATENCY HISTOGRAM)
+	// LatencyPercentiles is latency-tracking-info-percentiles: what INFO
+	// latencystats reports, in this order. Replaced, never modified.
+	LatencyPercentiles []float64
 }
 
 // bufferClasses are client-output-buffer-limit's classes, in CONFIG GET's order.
@@ -76,9 +80,10 @@ func DefaultConfig() Config {
 		MetaCacheSize:   store.DefaultMetaCacheSize,
 		OutputLimits:    [3]BufferLimit{{}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}},
 
-		SlowlogSlowerThan: 10000,
-		SlowlogMaxLen:     128,
-		LatencyTracking:   true,
+		SlowlogSlowerThan:  10000,
+		SlowlogMaxLen:      128,
+		LatencyTracking:    true,
+		LatencyPercentiles: []float64{50, 99, 99.9},
 	}
 }
 
@@ -188,6 +193,12 @@ func (c *Config) Set(name, value string) error {
 		default:
 			return fmt.Errorf("argument must be 'yes' or 'no'")
 		}
+	case "latency-tracking-info-percentiles":
+		p, err := parsePercentiles(value)
+		if err != nil {
+			return err
+		}
+		c.LatencyPercentiles = p
 	case "notify-keyspace-events":
 		f, err := store.ParseNotifyFlags(value)
 		if err != nil {
@@ -262,8 +273,39 @@ func (c *Config) Get(name string) (string, bool) {
 			return "yes", true
 		}
 		return "no", true
+	case "latency-tracking-info-percentiles":
+		parts := make([]string, len(c.LatencyPercentiles))
+		for i, p := range c.LatencyPercentiles {
+			parts[i] = formatPercentile(p)
+		}
+		return strings.Join(parts, " "), true
 	}
 	return "", false
+}
+
+// parsePercentiles reads latency-tracking-info-percentiles: numbers
+// between 0 and 100, separated by spaces; none is allowed.
+func parsePercentiles(value string) ([]float64, error) {
+	out := []float64{}
+	for _, f := range strings.Fields(value) {
+		p, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(p) {
+			return nil, fmt.Errorf("Invalid latency-tracking-info-percentiles parameters")
+		}
+		if p < 0 || p > 100 {
+			return nil, fmt.Errorf("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// formatPercentile writes a percentile as Redis does: "%f" without its
+// trailing zeros (99.9, 50).
+func formatPercentile(p float64) string {
+	s := strconv.FormatFloat(p, 'f', 6, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
 }
 
 // ParseCluster reads an --initial-cluster value: "1=host:port,2=host:port".
@@ -302,7 +344,8 @@ var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", 
 	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "log-retain-bytes", "cache-size", "meta-cache-size",
 	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit",
 	"busy-reply-threshold", "lua-time-limit", "notify-keyspace-events",
-	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking"}
+	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking",
+	"latency-tracking-info-percentiles"}
 
 // configAliases maps old names to the name CONFIG REWRITE writes.
 var configAliases = map[string]string{"lua-time-limit": "busy-reply-threshold"}

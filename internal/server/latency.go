@@ -178,9 +178,10 @@ func cmdLatency(c *Client, argv [][]byte) {
 func latencyHistogram(c *Client, names [][]byte) {
 	c.tally.Flush()
 	var cmds []*command.Command
+	var hists []*command.Histogram
 	add := func(cmd *command.Command) {
-		if n, _ := cmd.Stats.Snapshot(); n > 0 {
-			cmds = append(cmds, cmd)
+		if h := cmd.Stats.Histogram(); h != nil {
+			cmds, hists = append(cmds, cmd), append(hists, h)
 		}
 	}
 	if len(names) == 0 {
@@ -190,7 +191,16 @@ func latencyHistogram(c *Client, names [][]byte) {
 				add(sub)
 			}
 		}
-		slices.SortFunc(cmds, func(a, b *command.Command) int { return strings.Compare(a.Name, b.Name) })
+		order := make([]int, len(cmds))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(cmds[a].Name, cmds[b].Name) })
+		sortedCmds, sortedHists := make([]*command.Command, len(cmds)), make([]*command.Histogram, len(cmds))
+		for i, j := range order {
+			sortedCmds[i], sortedHists[i] = cmds[j], hists[j]
+		}
+		cmds, hists = sortedCmds, sortedHists
 	}
 	for _, name := range names {
 		cmd := lookupFullName(string(name))
@@ -204,8 +214,8 @@ func latencyHistogram(c *Client, names [][]byte) {
 	}
 	w := c.reply()
 	w.MapLen(len(cmds))
-	for _, cmd := range cmds {
-		calls, buckets := cmd.Stats.Snapshot()
+	for i, cmd := range cmds {
+		calls, buckets := hists[i].Total, hists[i].Levels()
 		w.BulkString(cmd.Name)
 		w.MapLen(2)
 		w.BulkString("calls")

@@ -397,6 +397,7 @@ func (c *Client) pubsubGate(cmd *command.Command, argv [][]byte) bool {
 		}
 		return true
 	}
+	c.rejected = refusedKind(cmd, argv)
 	c.rejectInMulti()
 	c.reply().Error("ERR Can't execute '" + *c.lastCmd.Load() + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 	return true

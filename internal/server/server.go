@@ -41,6 +41,7 @@ type Server struct {
 	slowlog         slowlog        // SLOWLOG (slowlog.go)
 	latency         latencyMonitor // LATENCY (latency.go)
 	latencyTracking atomic.Bool    // latency-tracking: per-command histograms
+	errors          errorStats     // total_error_replies, INFO errorstats
 	monitors        monitors       // MONITOR (monitor.go)
 	nextID          atomic.Int64
 	wg              sync.WaitGroup
@@ -101,6 +102,7 @@ func New(cfg Config) (*Server, error) {
 	s.applyOpsConfig(cfg)
 	// One server a process: scripts' calls are told to this one.
 	command.ScriptCallHook = s.scriptCalled
+	command.ScriptRefusedHook = s.scriptRefused
 	return s, nil
 }
 
