@@ -36,7 +36,7 @@ func TestReplyLen(t *testing.T) {
 		{"-ERR x\r\n", 8},
 		{"$3\r\nfoo\r\n:1\r\n", 9},
 		{"$-1\r\n", 5},
-		{"*2\r\n:1\r\n-WRONGTYPE x\r\n+tail\r\n", 24},
+		{"*2\r\n:1\r\n-WRONGTYPE x\r\n+tail\r\n", 22},
 		{"*-1\r\n", 5},
 		{"%1\r\n+a\r\n:1\r\n", 12},
 		{"*2\r\n:1\r\n", 0}, // incomplete

@@ -44,6 +44,7 @@ func (c *Client) dispatchMuted(argv [][]byte) {
 	c.skipping, c.skipNext = c.skipNext, false
 	c.dispatch(argv)
 	c.waitPending()
+	c.replyFailed() // counted before it is dropped, as Redis counts it
 	if c.replyOff || c.skipping {
 		c.out.Buf = c.out.Buf[:mark]
 	}

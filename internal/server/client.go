@@ -125,6 +125,7 @@ func (c *Client) serve() {
 			if resp.IsProtocolError(err) {
 				c.waitPending()
 				c.out.Error("ERR " + err.Error())
+				c.srv.errors.noteText(err.Error())
 				c.flush()
 			}
 			return
