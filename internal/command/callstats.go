@@ -17,7 +17,6 @@ type CallStats struct {
 }
 
 type latencyHist struct {
-	total  atomic.Int64
 	counts [histLen]atomic.Int64
 }
 
@@ -33,8 +32,16 @@ const (
 )
 
 // histIndex is the histogram slot of a duration, clamped to 1 ns..1 s.
+// Like Redis, it records whole µs (0 as 1 ns): that also keeps the slots
+// a connection's pipeline touches few, so its flush makes few atomic
+// adds on counters other connections add to as well.
 func histIndex(ns int64) int {
-	v := uint64(min(max(ns, 1), histMaxNs))
+	return histSlot(min(max(ns/1000*1000, 1), histMaxNs))
+}
+
+// histSlot is the slot of a value from 1 to histMaxNs.
+func histSlot(ns int64) int {
+	v := uint64(ns)
 	bucket := bits.Len64(v|histSubMask) - (histSubHalfBits + 1)
 	sub := int(v >> bucket)
 	return (bucket+1)<<histSubHalfBits + sub - histSubHalf
@@ -91,9 +98,7 @@ func (s *CallStats) Record(ns int64, failed, track bool) {
 		s.failed.Add(1)
 	}
 	if track {
-		h := s.histogram()
-		h.counts[histIndex(ns)].Add(1)
-		h.total.Add(1)
+		s.histogram().counts[histIndex(ns)].Add(1)
 	}
 }
 
@@ -127,7 +132,7 @@ type Histogram struct {
 // Histogram copies the histogram; nil if no call was measured.
 func (s *CallStats) Histogram() *Histogram {
 	h := s.hist.Load()
-	if h == nil || h.total.Load() == 0 {
+	if h == nil {
 		return nil
 	}
 	out := &Histogram{}
@@ -135,6 +140,9 @@ func (s *CallStats) Histogram() *Histogram {
 		n := h.counts[i].Load()
 		out.counts[i] = n
 		out.Total += n
+	}
+	if out.Total == 0 {
+		return nil
 	}
 	return out
 }
@@ -245,14 +253,10 @@ func (t *CallTally) flushHist() {
 		return
 	}
 	h := t.cmd.Stats.histogram()
-	total := int64(0)
 	for _, i := range t.touched[:t.nTouched] {
-		n := int64(t.slots[i])
-		h.counts[i].Add(n)
-		total += n
+		h.counts[i].Add(int64(t.slots[i]))
 		t.slots[i] = 0
 	}
-	h.total.Add(total)
 	t.nTouched = 0
 }
 

@@ -25,11 +25,11 @@ func TestHistogramBuckets(t *testing.T) {
 		}
 	}
 	var s CallStats
-	s.Record(1500, false, true)
-	s.Record(1500, true, true)
+	s.Record(2500, false, true) // recorded as 2 µs, as Redis does
+	s.Record(2500, true, true)
 	h := s.Histogram()
-	if n := s.Counters(); n.Calls != 2 || n.Failed != 1 || n.Ns != 3000 || h.Total != 2 || h.Levels()[1] != 2 {
-		t.Errorf("after two calls of 1.5 µs: %+v, levels %v", n, h.Levels())
+	if n := s.Counters(); n.Calls != 2 || n.Failed != 1 || n.Ns != 5000 || h.Total != 2 || h.Levels()[1] != 2 {
+		t.Errorf("after two calls of 2.5 µs: %+v, levels %v", n, h.Levels())
 	}
 }
 
@@ -41,13 +41,13 @@ func TestHistogramPercentiles(t *testing.T) {
 		{1, 1, 1}, {255, 255, 1}, {256, 256, 2}, {257, 256, 2}, {7000, 6976, 32},
 		{27000, 26880, 128}, {79000, 78848, 512}, {2_000_000_000, 998244352, 1 << 22},
 	} {
-		i := histIndex(c.ns)
+		i := histSlot(min(c.ns, histMaxNs))
 		if histLowest(i) != c.lowest || histWidth(i) != c.width {
 			t.Errorf("%d ns: slot from %d, %d wide; want from %d, %d wide", c.ns, histLowest(i), histWidth(i), c.lowest, c.width)
 		}
 	}
-	if histIndex(histMaxNs) >= histLen {
-		t.Fatalf("1 s is slot %d of %d", histIndex(histMaxNs), histLen)
+	if histIndex(5e9) >= histLen || histIndex(0) != 1 || histIndex(1999) != histSlot(1000) {
+		t.Fatalf("5 s is slot %d of %d; 0 ns slot %d; 1999 ns slot %d", histIndex(5e9), histLen, histIndex(0), histIndex(1999))
 	}
 	for i := 1; i < histLen; i++ { // slots tile the range
 		if histLowest(i) != histLowest(i-1)+histWidth(i-1) {
