@@ -64,7 +64,9 @@ func (c *Client) callDone(argv [][]byte, start int64) {
 		c.callAsync = false
 		return
 	}
-	ns := nanotime() - start
+	end := nanotime()
+	c.clockNext = end
+	ns := end - start
 	if cmd.Name == "exec" {
 		c.execDone(argv, ns, mark)
 	} else if feedAfter(cmd) && c.srv.monitors.active() {

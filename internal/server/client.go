@@ -84,6 +84,7 @@ type Client struct {
 	execDB                 int               // the database that EXEC began in
 	monitoring             bool              // MONITOR (monitor.go)
 	tally                  command.CallTally // commandstats and latency counts not added yet
+	clockNext              int64             // when the last command ended, if the next one was read with it
 	// replyMark is where the reply of the command being dispatched starts
 	// in out, for INFO errorstats and failed_calls (markUnset: none yet);
 	// replyErr says it was an error, once checked (replyFailed).
@@ -132,7 +133,13 @@ func (c *Client) serve() {
 		}
 		if len(argv) > 0 {
 			c.srv.Stats.Commands.Add(1)
-			start := nanotime()
+			// A command read with the one before it (a pipeline)
+			// starts when that one ended: one clock reading a call.
+			start := c.clockNext
+			if start == 0 {
+				start = nanotime()
+			}
+			c.clockNext = 0
 			c.dispatched, c.dispatchedAt = argv, start
 			c.replyMark, c.replyErr = markUnset, false
 			if c.replyOff || c.skipNext {
@@ -152,6 +159,7 @@ func (c *Client) serve() {
 			c.confirmed.reset() // what comes next arrives after these replies
 			c.waitPending()
 			c.tally.Flush()
+			c.clockNext = 0 // the next command waits to be read
 			if !c.flush() {
 				return
 			}
@@ -197,9 +205,16 @@ func (c *Client) waitPending() {
 
 // waitLocal waits for the proposed writes and appends their replies.
 func (c *Client) waitLocal() {
+	// The clock is read again only after a wait: the writes of one group
+	// commit end together (a clock reading was 4% of a GET -P 16's CPU).
+	now := int64(0)
 	for i, p := range c.pending {
 		failed := false
-		if c.await(p) {
+		ok, waited := c.awaitTimed(p)
+		if waited || now == 0 {
+			now = nanotime()
+		}
+		if ok {
 			b := p.W.Bytes()
 			c.out.Raw(b)
 			if isErrorReply(b) {
@@ -215,7 +230,7 @@ func (c *Client) waitLocal() {
 		}
 		c.pending[i] = nil
 		if pc := c.calls[i]; pc.cmd != nil {
-			c.srv.observe(pc.cmd, pc.argv, nanotime()-pc.start, c, failed)
+			c.srv.observe(pc.cmd, pc.argv, now-pc.start, c, failed)
 		}
 		c.calls[i] = pendingCall{}
 	}
@@ -229,15 +244,27 @@ func (c *Client) waitLocal() {
 // reads while the script runs, and await reports false: p must then not
 // be reused (the shard may still hold it).
 func (c *Client) await(p *shard.Proposal) bool {
+	ok, _ := c.awaitTimed(p)
+	return ok
+}
+
+// awaitTimed is await that also reports whether the reply was not there
+// yet, so that the caller knows its clock reading is stale.
+func (c *Client) awaitTimed(p *shard.Proposal) (ok, waited bool) {
 	select {
 	case <-p.Done:
-		return true
+		return true, false
+	default:
+	}
+	select {
+	case <-p.Done:
+		return true, true
 	case <-command.ScriptBusyC():
 		if p.Withdraw() {
-			return false
+			return false, true
 		}
 		<-p.Done // the loop has it: the script itself, or a write before it
-		return true
+		return true, true
 	}
 }
 
