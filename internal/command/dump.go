@@ -43,7 +43,20 @@ func cmdDump(c *Ctx) {
 		c.W.Null()
 		return
 	}
-	v := &rdb.Value{}
+	v, _ := DumpValue(c.Tx, key, m)
+	if v == nil {
+		c.W.Error(errDumpJSON)
+		return
+	}
+	c.W.Bulk(rdb.Encode(v))
+}
+
+// DumpValue reads the whole value of key, whose metadata is m, in the form
+// DUMP and the RDB file writer encode. A JSON document has no such form:
+// v is nil and doc is its JSON text (m's body; valid as long as m is).
+func DumpValue(tx *store.Tx, key []byte, m store.Meta) (v *rdb.Value, doc []byte) {
+	c := &Ctx{Tx: tx}
+	v = &rdb.Value{}
 	switch m.Type {
 	case store.TypeString:
 		v.Kind, v.Str = rdb.KindString, c.Tx.ReadString(key, m)
@@ -75,11 +88,12 @@ func cmdDump(c *Ctx) {
 		})
 	case store.TypeStream:
 		v.Kind, v.Stream = rdb.KindStream, dumpStream(c, key, m)
+	case store.TypeJSON:
+		return nil, m.Body
 	default:
-		c.W.Error(errDumpJSON)
-		return
+		panic("DumpValue: unknown type " + m.Type.String())
 	}
-	c.W.Bulk(rdb.Encode(v))
+	return v, nil
 }
 
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]

@@ -12,8 +12,11 @@ import (
 // ZSET_2 with binary scores. Redis converts them to its compact encodings
 // as it loads them, by the same size rules as for values built by
 // commands.
-func Encode(v *Value) []byte {
-	var b []byte
+func Encode(v *Value) []byte { return seal(appendValue(nil, v)) }
+
+// appendValue writes v's type byte and encoding, as both a DUMP payload
+// and an RDB file hold it.
+func appendValue(b []byte, v *Value) []byte {
 	switch v.Kind {
 	case KindString:
 		b = appendString(append(b, typeString), v.Str)
@@ -41,7 +44,7 @@ func Encode(v *Value) []byte {
 	default:
 		panic("rdb: Encode of an unknown kind")
 	}
-	return seal(b)
+	return b
 }
 
 // appendLen writes a length (rdbSaveLen).

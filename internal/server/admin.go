@@ -216,13 +216,25 @@ func (s *Server) infoSection(name string, c *Client) string {
 		// Redis's AOF, always on; the fsync policy is the live one.
 		add("loading", 0)
 		add("async_loading", 0)
-		add("rdb_changes_since_last_save", 0)
-		add("rdb_bgsave_in_progress", 0)
-		add("rdb_last_save_time", s.start.Unix())
-		add("rdb_last_bgsave_status", "ok")
-		add("rdb_last_bgsave_time_sec", -1)
-		add("rdb_current_bgsave_time_sec", -1)
-		add("rdb_saves", 0)
+		// SAVE and BGSAVE (save.go); changes are records applied since the
+		// last successful save's instant.
+		sv := &s.saving
+		sv.mu.Lock()
+		bg, current, bgStatus := 0, int64(-1), "ok"
+		if sv.running && sv.background {
+			bg, current = 1, int64(now.Sub(sv.started).Seconds())
+		}
+		if !sv.bgOK {
+			bgStatus = "err"
+		}
+		add("rdb_changes_since_last_save", s.shard.Stats.Records.Load()-sv.changesAt)
+		add("rdb_bgsave_in_progress", bg)
+		add("rdb_last_save_time", sv.lastSave.Unix())
+		add("rdb_last_bgsave_status", bgStatus)
+		add("rdb_last_bgsave_time_sec", sv.bgSeconds)
+		add("rdb_current_bgsave_time_sec", current)
+		add("rdb_saves", sv.saves)
+		sv.mu.Unlock()
 		add("aof_enabled", 1)
 		add("aof_rewrite_in_progress", 0)
 		add("aof_rewrite_scheduled", 0)

@@ -33,6 +33,7 @@ type Client struct {
 	closing            bool // close after the replies are written (QUIT, protocol error)
 	replyOff, skipNext bool
 	skipping           bool // this command's reply is dropped (CLIENT REPLY SKIP)
+	inExec             bool // EXEC runs the queued connection commands (BGSAVE answers "scheduled")
 
 	// state mirrors db, proto and MULTI for CLIENT LIST, which other
 	// goroutines run (see publishState in admin.go).
@@ -518,7 +519,7 @@ func readOnce(st *store.Store, db int, now int64, snapshot, touching bool, w *re
 }
 
 // showsData lists the node-local commands whose reply shows the data.
-var showsData = map[string]bool{"info": true, "debug": true}
+var showsData = map[string]bool{"info": true, "debug": true, "save": true, "bgsave": true}
 
 // confirmLocal waits until this node holds every write committed so far.
 func (c *Client) confirmLocal(w *resp.Writer) bool {

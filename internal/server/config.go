@@ -20,6 +20,7 @@ type Config struct {
 	Bind            string
 	Port            int
 	Dir             string
+	DBFilename      string // the RDB file SAVE and BGSAVE write in Dir
 	AppendFsync     shard.Fsync
 	RequirePass     string
 	Databases       int
@@ -69,6 +70,7 @@ func DefaultConfig() Config {
 		Bind:            "127.0.0.1",
 		Port:            6379,
 		Dir:             "./basalt-data",
+		DBFilename:      "dump.rdb",
 		AppendFsync:     shard.FsyncAlways,
 		Databases:       16,
 		MaxClients:      10000,
@@ -97,6 +99,11 @@ func (c *Config) Set(name, value string) error {
 		return setInt(&c.Port, value, 0, 65535)
 	case "dir":
 		c.Dir = value
+	case "dbfilename":
+		if strings.ContainsRune(value, '/') { // Redis's pathIsBaseName
+			return fmt.Errorf("dbfilename can't be a path, just a filename")
+		}
+		c.DBFilename = value
 	case "appendfsync":
 		f, ok := shard.ParseFsync(strings.ToLower(value))
 		if !ok {
@@ -221,6 +228,8 @@ func (c *Config) Get(name string) (string, bool) {
 		return strconv.Itoa(c.Port), true
 	case "dir":
 		return c.Dir, true
+	case "dbfilename":
+		return c.DBFilename, true
 	case "appendfsync":
 		return c.AppendFsync.String(), true
 	case "requirepass":
@@ -340,7 +349,7 @@ func FormatCluster(m map[uint64]string) string {
 }
 
 // ConfigNames lists the settings in the order CONFIG GET * returns them.
-var ConfigNames = []string{"bind", "port", "dir", "appendfsync", "requirepass", "databases",
+var ConfigNames = []string{"bind", "port", "dir", "dbfilename", "appendfsync", "requirepass", "databases",
 	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "log-retain-bytes", "cache-size", "meta-cache-size",
 	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit",
 	"busy-reply-threshold", "lua-time-limit", "notify-keyspace-events",

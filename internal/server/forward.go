@@ -30,6 +30,7 @@ var localCommands = map[string]bool{
 	"auth": true, "hello": true, "quit": true, "reset": true, "shutdown": true, "info": true, "config": true,
 	"client": true, "debug": true, "raft": true, "role": true, "readonly": true, "readwrite": true,
 	"command": true, "lolwut": true, "ping": true, "echo": true, "time": true,
+	"save": true, "bgsave": true, "lastsave": true, "bgrewriteaof": true, // this node's backup (save.go)
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
 	"ssubscribe": true, "sunsubscribe": true, "spublish": true, "pubsub": true,
 	"publish": true, // sent to the leader in a form of its own (pubsub_cluster.go)

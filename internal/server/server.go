@@ -43,6 +43,7 @@ type Server struct {
 	latencyTracking atomic.Bool    // latency-tracking: per-command histograms
 	errors          errorStats     // total_error_replies, INFO errorstats
 	monitors        monitors       // MONITOR (monitor.go)
+	saving          saveState      // SAVE and BGSAVE (save.go)
 	nextID          atomic.Int64
 	wg              sync.WaitGroup
 	Stats           Stats
@@ -103,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 	// One server a process: scripts' calls are told to this one.
 	command.ScriptCallHook = s.scriptCalled
 	command.ScriptRefusedHook = s.scriptRefused
+	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup
 	return s, nil
 }
 

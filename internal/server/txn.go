@@ -118,6 +118,8 @@ func cmdExec(c *Client, argv [][]byte) {
 func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, rec *shard.Record) {
 	prev := 0
 	slot, published := 0, 0
+	c.inExec = true
+	defer func() { c.inExec = false }()
 	for _, q := range queued {
 		cmd := command.Lookup(q[0])
 		if cmd.Flags&command.Conn == 0 || cmd.Name == "select" {

@@ -1,0 +1,54 @@
+package command
+
+import (
+	"io"
+	"math"
+
+	"basalt/internal/rdb"
+	"basalt/internal/store"
+)
+
+// SAVE, BGSAVE, LASTSAVE and BGREWRITEAOF are the server's (they write a
+// file or answer about the node itself, never go through the log); their
+// table entries are here with the writer of the file.
+func init() {
+	adminCats := []string{"admin", "slow", "dangerous"}
+	register(
+		&Command{Name: "save", Arity: 1, Flags: Conn | Admin | NoScript | NoMulti, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "Synchronously save the dataset to disk"},
+		&Command{Name: "bgsave", Arity: -1, Flags: Conn | Admin | NoScript, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "Asynchronously save the dataset to disk"},
+		&Command{Name: "lastsave", Arity: 1, Flags: Conn | Loading | Stale | Fast, Categories: []string{"admin", "fast", "dangerous"}, Group: "server", Since: "1.0.0",
+			Summary: "Get the UNIX time stamp of the last successful save to disk", Tips: []string{"nondeterministic_output"}},
+		&Command{Name: "bgrewriteaof", Arity: 1, Flags: Conn | Admin | NoScript, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "Asynchronously rewrite the append-only file"},
+	)
+}
+
+// WriteRDB writes the whole store as view sees it to w as an RDB file
+// (SAVE, BGSAVE): the function libraries, then every database with keys,
+// each key with its expiry and its value as DUMP reads it (DumpValue).
+// Keys already expired at the view's clock are left out, as reads leave
+// them out. A failure of the store panics, as in any read; a failure of
+// w is returned.
+func WriteRDB(w io.Writer, view *store.View, aux []rdb.AuxField) error {
+	f := rdb.NewFileWriter(w, aux)
+	tx := view.Tx
+	_, codes := tx.FunctionLibraries()
+	f.Functions(codes)
+	for db, keys := range view.Keys {
+		if keys == 0 {
+			continue
+		}
+		tx.DB = db
+		f.Database(db, uint64(keys), uint64(view.Expires[db]))
+		tx.Scan(0, math.MaxInt, func(key []byte, m store.Meta) {
+			if f.Err() != nil {
+				return // the file is lost anyway: read no more values
+			}
+			if v, doc := DumpValue(tx, key, m); v != nil {
+				f.Key(key, m.ExpireAt, v)
+			} else {
+				f.JSONKey(key, m.ExpireAt, doc)
+			}
+		})
+	}
+	return f.Close()
+}
