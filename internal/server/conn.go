@@ -210,12 +210,16 @@ func cmdReset(c *Client, argv [][]byte) {
 }
 
 func cmdShutdown(c *Client, argv [][]byte) {
-	nosave := false
+	nosave, save, force := false, false, false
 	for _, a := range argv[1:] {
 		switch strings.ToLower(string(a)) {
 		case "nosave":
 			nosave = true
-		case "save", "now", "force":
+		case "save":
+			save = true
+		case "force":
+			force = true
+		case "now":
 		case "abort":
 			c.reply().Error("ERR No shutdown in progress.")
 			return
@@ -230,6 +234,13 @@ func cmdShutdown(c *Client, argv [][]byte) {
 		return
 	}
 	c.waitPending()
+	// SHUTDOWN SAVE writes the RDB file first, as Redis does (basalt has
+	// no save points, so nothing else saves at shutdown); if it fails the
+	// server stays up, unless FORCE.
+	if save && !nosave && !c.srv.saveBeforeShutdown() && !force {
+		c.reply().Error("ERR Errors trying to SHUTDOWN. Check logs.")
+		return
+	}
 	c.srv.requestShutdown()
 	c.closing = true
 }

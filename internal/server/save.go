@@ -128,6 +128,22 @@ func cmdLastsave(c *Client, argv [][]byte) {
 	c.reply().Int(at.Unix())
 }
 
+// saveBeforeShutdown is SHUTDOWN SAVE's save: it waits for a save in
+// progress to end (Redis kills a BGSAVE's child instead), then saves the
+// state as it is now, and reports whether the file was written.
+func (s *Server) saveBeforeShutdown() bool {
+	for !s.saving.begin(false) {
+		time.Sleep(10 * time.Millisecond) // a save always ends
+	}
+	changes, err := s.saveRDB()
+	s.saving.end(err, changes)
+	if err != nil {
+		slog.Error("Error trying to save the DB, can't exit", "err", err)
+		return false
+	}
+	return true
+}
+
 // cmdBgrewriteaof answers as Redis does and does nothing: basalt's
 // append-only log is the Raft log, which is truncated as its entries are
 // applied and synced, and Pebble compacts the data continuously, so there

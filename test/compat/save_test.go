@@ -388,3 +388,77 @@ func TestSaveReplies(t *testing.T) {
 		t.Error("a file under the old dbfilename")
 	}
 }
+
+// TestShutdownSave: SHUTDOWN SAVE writes the file before the server
+// exits, SHUTDOWN NOSAVE (like a plain SHUTDOWN: there are no save points)
+// does not.
+func TestShutdownSave(t *testing.T) {
+	for _, mode := range []string{"SAVE", "NOSAVE", ""} {
+		b := testutil.StartBasalt(t, "")
+		c := testutil.Dial(t, b.Addr)
+		c.Do("SET", "k", "v"+mode)
+		args := []string{"SHUTDOWN"}
+		if mode != "" {
+			args = append(args, mode)
+		}
+		if r, err := c.DoErr(args...); err == nil {
+			t.Fatalf("%q answered %v", args, r)
+		}
+		for deadline := time.Now().Add(10 * time.Second); b.Running(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%q: still running", args)
+			}
+		}
+		_, err := os.Stat(filepath.Join(b.Dir, "dump.rdb"))
+		if mode != "SAVE" {
+			if err == nil {
+				t.Errorf("%q wrote a file", args)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if r := redisOn(t, rdbCopy(t, b.Dir, "dump.rdb")).Do("GET", "k"); r.Str != "vSAVE" {
+			t.Errorf("GET k from the file: %v", r)
+		}
+	}
+}
+
+// TestSaveOnFollower: SAVE is the node's own. On a follower it writes the
+// follower's applied state (with the client's own writes, forwarded to the
+// leader, applied first) into the follower's directory; nothing goes to
+// the leader.
+func TestSaveOnFollower(t *testing.T) {
+	cl := testutil.StartCluster(t, 3)
+	f := cl.Follower(t)
+	c := testutil.Dial(t, cl.Nodes[f].Addr)
+	for i := range 100 {
+		c.Do("SET", "k"+strconv.Itoa(i), strconv.Itoa(i))
+	}
+	if r := c.Do("SAVE"); r.String() != "+OK" {
+		t.Fatalf("SAVE on the follower: %v", r)
+	}
+	if r := c.Do("BGSAVE"); r.String() != "+Background saving started" {
+		t.Fatalf("BGSAVE on the follower: %v", r)
+	}
+	waitBgsave(t, c)
+	r := redisOn(t, rdbCopy(t, cl.Nodes[f].Dir, "dump.rdb"))
+	if n := r.Do("DBSIZE").Int; n != 100 {
+		t.Errorf("the follower's file holds %d keys, want 100", n)
+	}
+	if got := r.Do("GET", "k99").Str; got != "99" {
+		t.Errorf("GET k99 from the follower's file: %q", got)
+	}
+	for i, p := range cl.Nodes {
+		if i == f {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(p.Dir, "dump.rdb")); err == nil {
+			t.Errorf("node %d saved too", i+1)
+		}
+		if info := testutil.Dial(t, p.Addr).Do("INFO", "persistence").Str; !strings.Contains(info, "rdb_saves:0\r\n") {
+			t.Errorf("node %d counts saves:\n%s", i+1, info)
+		}
+	}
+}
