@@ -333,6 +333,7 @@ func TestSaveReplies(t *testing.T) {
 	basalt := testutil.StartBasalt(t, "")
 	d := testutil.NewDiff(t, redis.Addr, basalt.Addr)
 	d.Run(`
+		COMMAND INFO save bgsave lastsave bgrewriteaof
 		SAVE x
 		BGSAVE foo
 		BGSAVE SCHEDULE x
