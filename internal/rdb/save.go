@@ -47,14 +47,14 @@ func NewFileWriter(w io.Writer, aux []AuxField) *FileWriter {
 // flush writes f.buf and empties it.
 func (f *FileWriter) flush() {
 	if f.err == nil {
-		f.crc = crcUpdate(f.crc, f.buf)
+		f.crc = fileCRCUpdate(f.crc, f.buf)
 		_, f.err = f.w.Write(f.buf)
 	}
 	f.buf = f.buf[:0]
 }
 
-// crcUpdate is Redis's crc64(crc, p, len(p)): CRC64 carried on from crc.
-func crcUpdate(crc uint64, p []byte) uint64 {
+// fileCRCUpdate is Redis's crc64(crc, p, len(p)): CRC64 carried on from crc.
+func fileCRCUpdate(crc uint64, p []byte) uint64 {
 	return ^crc64.Update(^crc, jonesTable, p)
 }
 
@@ -100,8 +100,8 @@ func (f *FileWriter) Key(key []byte, expireAt int64, v *Value) {
 // rdb_save writes the document as one string of compact JSON text, which
 // its rdb_load parses back.
 const (
-	jsonModuleType   = "ReJSON-RL"
-	jsonModuleEncver = 3
+	reJSONTypeName        = "ReJSON-RL"
+	reJSONEncodingVersion = 3
 )
 
 // JSONKey writes a JSON document (its JSON text) as a value of RedisJSON's
@@ -117,26 +117,26 @@ func (f *FileWriter) JSONKey(key []byte, expireAt int64, doc []byte) {
 		moduleOpEOF    = 0
 	)
 	f.keyHead(key, expireAt, typeModule2)
-	f.buf = appendLen(f.buf, ModuleTypeID(jsonModuleType, jsonModuleEncver))
+	f.buf = appendLen(f.buf, ModuleTypeID(reJSONTypeName, reJSONEncodingVersion))
 	f.buf = appendString(appendLen(f.buf, moduleOpString), doc)
 	f.buf = appendLen(f.buf, moduleOpEOF)
 	f.flush()
 }
 
-// moduleTypeCharset is the alphabet of module type names: a name's 9
+// moduleTypeNameAlphabet is the alphabet of module type names: a name's 9
 // characters are 6 bits each of its id (module.c, moduleTypeEncodeId).
-const moduleTypeCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+const moduleTypeNameAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 // ModuleTypeID is the id Redis writes before a module value: the 9
 // characters of the type's name, 6 bits each, then 10 bits of encoding
-// version. name must be 9 characters of moduleTypeCharset.
+// version. name must be 9 characters of moduleTypeNameAlphabet.
 func ModuleTypeID(name string, encver uint64) uint64 {
 	if len(name) != 9 {
 		panic("rdb: a module type name is 9 characters")
 	}
 	var id uint64
 	for i := range len(name) {
-		pos := strings.IndexByte(moduleTypeCharset, name[i])
+		pos := strings.IndexByte(moduleTypeNameAlphabet, name[i])
 		if pos < 0 {
 			panic("rdb: bad character in a module type name")
 		}

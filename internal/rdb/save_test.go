@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// savedKey is a key read back from a file by readFile.
-type savedKey struct {
+// savedRDBKey is a key read back from a file by readSavedFile.
+type savedRDBKey struct {
 	db       uint64
 	key      string
 	expireAt int64
@@ -20,23 +20,23 @@ type savedKey struct {
 	module   []byte // the module value's one string
 }
 
-// savedFile is what readFile found in a file.
-type savedFile struct {
+// savedRDBFile is what readSavedFile found in a file.
+type savedRDBFile struct {
 	aux       map[string]string
 	functions []string
 	resize    map[uint64][2]uint64
-	keys      []savedKey
+	keys      []savedRDBKey
 }
 
-// readFile parses an RDB file as FileWriter writes it, checking the
+// readSavedFile parses an RDB file as FileWriter writes it, checking the
 // magic, that the file ends right after EOF and the checksum, and that
 // opcodes come in Redis's order (functions before databases).
-func readFile(t *testing.T, b []byte) savedFile {
+func readSavedFile(t *testing.T, b []byte) savedRDBFile {
 	t.Helper()
 	if !bytes.HasPrefix(b, []byte("REDIS0010")) {
 		t.Fatalf("magic: %q", b[:min(9, len(b))])
 	}
-	f := savedFile{aux: map[string]string{}, resize: map[uint64][2]uint64{}}
+	f := savedRDBFile{aux: map[string]string{}, resize: map[uint64][2]uint64{}}
 	r := &reader{b: b, pos: 9}
 	must := func(err error) {
 		t.Helper()
@@ -91,7 +91,7 @@ func readFile(t *testing.T, b []byte) savedFile {
 			}
 			key, err := r.str()
 			must(err)
-			k := savedKey{db: db, key: string(key), expireAt: expireAt}
+			k := savedRDBKey{db: db, key: string(key), expireAt: expireAt}
 			expireAt = 0
 			if op == 7 { // a module value: its id, opcode-tagged items, EOF
 				k.moduleID, err = r.plainLen()
@@ -115,8 +115,8 @@ func readFile(t *testing.T, b []byte) savedFile {
 	}
 }
 
-// writeFile writes a file with FileWriter and returns its bytes.
-func writeFile(t *testing.T, fn func(f *FileWriter)) []byte {
+// writeSavedFile writes a file with FileWriter and returns its bytes.
+func writeSavedFile(t *testing.T, fn func(f *FileWriter)) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	f := NewFileWriter(&buf, []AuxField{{Key: "redis-ver", Value: "7.0.15"}, {Key: "aof-base", Value: "0"}})
@@ -127,9 +127,9 @@ func writeFile(t *testing.T, fn func(f *FileWriter)) []byte {
 	return buf.Bytes()
 }
 
-// sameEncoding compares values by their DUMP payloads: a stream's nodes
+// sameDumpEncoding compares values by their DUMP payloads: a stream's nodes
 // are recomputed as it is decoded, so fields compare only once encoded.
-func sameEncoding(a, b *Value) bool { return bytes.Equal(Encode(a), Encode(b)) }
+func sameDumpEncoding(a, b *Value) bool { return bytes.Equal(Encode(a), Encode(b)) }
 
 func TestFileWriter(t *testing.T) {
 	// Values of every type as Redis 7.0 dumped them (the fuzz corpus).
@@ -152,7 +152,7 @@ func TestFileWriter(t *testing.T) {
 		t.Fatalf("only %d seeds", len(values))
 	}
 	doc := []byte(`{"a":[1,2.5,"x",null,true],"b":{}}`)
-	b := writeFile(t, func(f *FileWriter) {
+	b := writeSavedFile(t, func(f *FileWriter) {
 		f.Functions([][]byte{[]byte("#!lua name=a\n"), []byte("#!lua name=b\n")})
 		f.Database(0, uint64(len(values)), 1)
 		for i, v := range values {
@@ -165,7 +165,7 @@ func TestFileWriter(t *testing.T) {
 		f.Database(3, 1, 0)
 		f.JSONKey([]byte("doc"), 0, doc)
 	})
-	got := readFile(t, b)
+	got := readSavedFile(t, b)
 	if got.aux["redis-ver"] != "7.0.15" || got.aux["aof-base"] != "0" {
 		t.Errorf("aux fields %v", got.aux)
 	}
@@ -184,8 +184,8 @@ func TestFileWriter(t *testing.T) {
 		if i == 1 {
 			wantAt = 1_700_000_000_123
 		}
-		if k.db != 0 || k.key != string([]byte{'k', byte(i)}) || k.expireAt != wantAt || k.v == nil || !sameEncoding(v, k.v) {
-			t.Errorf("key %d: read back db %d %q expiry %d, value same: %v", i, k.db, k.key, k.expireAt, k.v != nil && sameEncoding(v, k.v))
+		if k.db != 0 || k.key != string([]byte{'k', byte(i)}) || k.expireAt != wantAt || k.v == nil || !sameDumpEncoding(v, k.v) {
+			t.Errorf("key %d: read back db %d %q expiry %d, value same: %v", i, k.db, k.key, k.expireAt, k.v != nil && sameDumpEncoding(v, k.v))
 		}
 	}
 	j := got.keys[len(values)]
@@ -203,8 +203,8 @@ func TestFileWriter(t *testing.T) {
 
 // TestFileWriterEmpty: an empty store is the header, EOF and checksum.
 func TestFileWriterEmpty(t *testing.T) {
-	b := writeFile(t, func(*FileWriter) {})
-	got := readFile(t, b)
+	b := writeSavedFile(t, func(*FileWriter) {})
+	got := readSavedFile(t, b)
 	if len(got.keys) != 0 || len(got.functions) != 0 || b[len(b)-9] != opEOF {
 		t.Errorf("empty file: %+v", got)
 	}
@@ -219,7 +219,7 @@ func TestModuleTypeID(t *testing.T) {
 	}
 	name := make([]byte, 9)
 	for i, rest := 8, id>>10; i >= 0; i, rest = i-1, rest>>6 {
-		name[i] = moduleTypeCharset[rest&63]
+		name[i] = moduleTypeNameAlphabet[rest&63]
 	}
 	if string(name) != "ReJSON-RL" {
 		t.Errorf("name decodes as %q", name)
@@ -252,12 +252,12 @@ func FuzzFileWriter(f *testing.F) {
 		if err != nil {
 			return
 		}
-		b := writeFile(t, func(f *FileWriter) {
+		b := writeSavedFile(t, func(f *FileWriter) {
 			f.Database(5, 1, 0)
 			f.Key([]byte("k"), expireAt, v)
 		})
-		got := readFile(t, b)
-		if len(got.keys) != 1 || got.keys[0].expireAt != expireAt || !sameEncoding(v, got.keys[0].v) {
+		got := readSavedFile(t, b)
+		if len(got.keys) != 1 || got.keys[0].expireAt != expireAt || !sameDumpEncoding(v, got.keys[0].v) {
 			t.Fatal("the key read back differs")
 		}
 	})
