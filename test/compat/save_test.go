@@ -160,7 +160,8 @@ func sameData(t *testing.T, want, got *testutil.Conn) {
 		for _, c := range []*testutil.Conn{want, got} {
 			c.Do("SELECT", strconv.Itoa(db))
 		}
-		same("DBSIZE")
+		// KEYS, not DBSIZE: DBSIZE counts an expired key until it is
+		// deleted, which the file leaves out.
 		wk, gk := want.Do("KEYS", "*").Sorted(), got.Do("KEYS", "*").Sorted()
 		if wk.String() != gk.String() {
 			t.Errorf("db %d keys:\nredis:  %.500s\nbasalt: %.500s", db, wk, gk)
@@ -352,6 +353,10 @@ func TestSaveReplies(t *testing.T) {
 	if want.Kind != ':' || got.Kind != ':' || got.Int > time.Now().Unix()+1 || got.Int < time.Now().Unix()-60 {
 		t.Errorf("LASTSAVE: redis %v, basalt %v", want, got)
 	}
+	// SCHEDULE waits for an AOF rewrite; with none running, it starts.
+	d.Do("BGSAVE", "SCHEDULE")
+	waitBgsave(t, d.Want)
+	waitBgsave(t, d.Got)
 	// Enough data that neither server's BGSAVE ends before the next
 	// command of the same pipeline arrives (Redis notices its child's end
 	// only in its cron, at least once every 100 ms).
