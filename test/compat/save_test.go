@@ -230,13 +230,21 @@ func sameData(t *testing.T, want, got *testutil.Conn) {
 	}
 }
 
-// waitBgsave polls INFO persistence until no BGSAVE runs.
-func waitBgsave(t *testing.T, c *testutil.Conn) string {
+// waitBgsave polls INFO persistence until no BGSAVE (or, in Redis, AOF
+// rewrite) runs or waits to run, and at least saves saves were started.
+func waitBgsave(t *testing.T, c *testutil.Conn, saves ...int) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		info := c.Do("INFO", "persistence").Str
-		if strings.Contains(info, "rdb_bgsave_in_progress:0") {
+		idle := true
+		for _, f := range []string{"rdb_bgsave_in_progress:0\r\n", "aof_rewrite_in_progress:0\r\n", "aof_rewrite_scheduled:0\r\n"} {
+			idle = idle && strings.Contains(info, f)
+		}
+		for _, n := range saves {
+			idle = idle && strings.Contains(info, "rdb_saves:"+strconv.Itoa(n)+"\r\n")
+		}
+		if idle {
 			return info
 		}
 		if time.Now().After(deadline) {
@@ -385,13 +393,35 @@ func TestSaveReplies(t *testing.T) {
 		BGSAVE
 		EXEC
 	`)
-	waitBgsave(t, d.Want)
-	waitBgsave(t, d.Got)
+	// SAVE, BGSAVE SCHEDULE, the pipeline's BGSAVE and this one.
+	waitBgsave(t, d.Want, 4)
+	waitBgsave(t, d.Got, 4)
 	if _, err := os.Stat(filepath.Join(basalt.Dir, "saved.rdb")); err != nil {
 		t.Errorf("basalt's file: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(basalt.Dir, "dump.rdb")); err == nil {
 		t.Error("a file under the old dbfilename")
+	}
+
+	// A save that fails: SAVE answers a bare ERR, a BGSAVE's failure shows
+	// in INFO. Redis then refuses writes (MISCONF, stop-writes-on-bgsave-
+	// error); basalt, whose data does not depend on the file, does not.
+	d.Run(`
+		CONFIG SET dbfilename ""
+		SAVE
+		BGSAVE
+	`)
+	for _, c := range []*testutil.Conn{d.Want, d.Got} {
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(c.Do("INFO", "persistence").Str, "rdb_last_bgsave_status:err") {
+			if time.Now().After(deadline) {
+				t.Fatal("no failed BGSAVE in INFO persistence")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if r := d.Got.Do("SET", "after-failure", "1"); r.String() != "+OK" {
+		t.Errorf("basalt refuses a write after a failed BGSAVE: %v", r)
 	}
 }
 
