@@ -39,7 +39,7 @@ type saveState struct {
 	background bool      // and it is a BGSAVE
 	started    time.Time // when the running one started
 	lastSave   time.Time // end of the last successful save (server start before any)
-	bgOK       bool      // the last BGSAVE (or SAVE) succeeded
+	bgOK       bool      // the last BGSAVE succeeded (or a SAVE since)
 	bgSeconds  int64     // how long the last BGSAVE took, -1 before any
 	saves      int64     // saves started
 	// changesAt is the count of records applied when the view of the last
@@ -68,7 +68,9 @@ func (s *saveState) end(err error, changesAt int64) {
 	if s.background {
 		s.bgSeconds = int64(now.Sub(s.started).Seconds())
 	}
-	s.bgOK = err == nil
+	if s.background || err == nil { // a failed SAVE leaves it, as in Redis's rdbSave
+		s.bgOK = err == nil
+	}
 	if err == nil {
 		s.lastSave, s.changesAt = now, changesAt
 	}
