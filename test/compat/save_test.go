@@ -304,7 +304,7 @@ func TestSaveLoadsInRedis(t *testing.T) {
 // redis-check-rdb walks module values by their opcodes, and redis-server,
 // which has no RedisJSON, names the module type of the value it refuses.
 func TestSaveJSON(t *testing.T) {
-	b := testutil.StartBasalt(t, "")
+	b := testutil.StartBasalt(t, "", "--dbfilename", "json.rdb")
 	c := testutil.Dial(t, b.Addr)
 	c.Do("JSON.SET", "doc", "$", `{"name":"basalt","tags":["a","b"],"n":1.5,"o":{"x":null}}`)
 	c.Do("JSON.SET", "doc:ttl", "$", `[1,2,3]`)
@@ -313,7 +313,7 @@ func TestSaveJSON(t *testing.T) {
 	if r := c.Do("SAVE"); r.String() != "+OK" {
 		t.Fatalf("SAVE: %v", r)
 	}
-	file := filepath.Join(b.Dir, "dump.rdb")
+	file := filepath.Join(b.Dir, "json.rdb") // --dbfilename
 	out, err := exec.Command("redis-check-rdb", file).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "RDB looks OK") || !strings.Contains(string(out), "3 keys read") {
 		t.Errorf("redis-check-rdb: %v\n%s", err, out)
@@ -325,7 +325,7 @@ func TestSaveJSON(t *testing.T) {
 	if !strings.Contains(string(raw), `{"name":"basalt","tags":["a","b"],"n":1.5,"o":{"x":null}}`) {
 		t.Error("the document's JSON text is not in the file")
 	}
-	dir := rdbCopy(t, b.Dir, "dump.rdb")
+	dir := rdbCopy(t, b.Dir, "json.rdb")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	out, _ = exec.CommandContext(ctx, "redis-server", "--port", strconv.Itoa(testutil.FreePort(t)), "--bind", "127.0.0.1", "--dir", dir, "--save", "").CombinedOutput() // it exits: it cannot load the file
