@@ -111,11 +111,6 @@ const (
 // opcode 5), then the EOF opcode 0. Redis Stack (Redis with RedisJSON)
 // loads it; a Redis without the module refuses the file.
 func (f *FileWriter) JSONKey(key []byte, expireAt int64, doc []byte) {
-	const (
-		typeModule2    = 7 // a module value whose items carry opcodes
-		moduleOpString = 5
-		moduleOpEOF    = 0
-	)
 	f.keyHead(key, expireAt, typeModule2)
 	f.buf = appendLen(f.buf, ModuleTypeID(reJSONTypeName, reJSONEncodingVersion))
 	f.buf = appendString(appendLen(f.buf, moduleOpString), doc)

@@ -3,6 +3,7 @@ package rdb
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -226,6 +227,60 @@ func TestModuleTypeID(t *testing.T) {
 	}
 }
 
+// TestFileWriterLoader reads a written file back with the file loader
+// (FileReader): every record, in order, with its database and expiry;
+// the JSON document is a module value it refuses, naming ReJSON-RL.
+func TestFileWriterLoader(t *testing.T) {
+	var values []*Value
+	ents, err := os.ReadDir("testdata/fuzz/FuzzDecode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "redis7-") {
+			v, err := Decode(seed(t, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			values = append(values, v)
+		}
+	}
+	b := writeSavedFile(t, func(f *FileWriter) {
+		f.Functions([][]byte{[]byte("#!lua name=lib\n")})
+		for i, v := range values {
+			if i%5 == 0 {
+				f.Database(i, 5, 0)
+			}
+			f.Key([]byte{'k', byte(i)}, int64(i)*1000, v)
+		}
+		f.Database(9, 1, 0)
+		f.JSONKey([]byte("doc"), 0, []byte(`{"a":1}`))
+	})
+	r, err := NewFileReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != Version {
+		t.Errorf("version %d", r.Version)
+	}
+	rec, err := r.Next()
+	if err != nil || rec.Kind != RecordFunction || string(rec.Code) != "#!lua name=lib\n" {
+		t.Fatalf("first record %+v, %v", rec, err)
+	}
+	for i, v := range values {
+		rec, err := r.Next()
+		if err != nil {
+			t.Fatalf("key %d: %v", i, err)
+		}
+		if rec.Kind != RecordKey || rec.DB != i/5*5 || string(rec.Key) != string([]byte{'k', byte(i)}) || rec.ExpireMs != int64(i)*1000 || !sameDumpEncoding(v, rec.Value) {
+			t.Errorf("key %d read back as db %d %q expiry %d", i, rec.DB, rec.Key, rec.ExpireMs)
+		}
+	}
+	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), "ReJSON-RL") {
+		t.Errorf("the JSON document: %v", err)
+	}
+}
+
 // FuzzFileWriter writes whatever value a payload decodes to as a key of a
 // file and reads it back.
 func FuzzFileWriter(f *testing.F) {
@@ -259,6 +314,17 @@ func FuzzFileWriter(f *testing.F) {
 		got := readSavedFile(t, b)
 		if len(got.keys) != 1 || got.keys[0].expireAt != expireAt || !sameDumpEncoding(v, got.keys[0].v) {
 			t.Fatal("the key read back differs")
+		}
+		r, err := NewFileReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := r.Next()
+		if err != nil || rec.DB != 5 || rec.ExpireMs != expireAt || !sameDumpEncoding(v, rec.Value) {
+			t.Fatalf("the loader reads the key back as %+v, %v", rec, err)
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("after the key: %v", err)
 		}
 	})
 }

@@ -507,3 +507,21 @@ func TestSaveOnFollower(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveRestoreInBasalt: a backup made with SAVE restores into another
+// basalt with basalt load-rdb, every key, expiry and library as it was.
+func TestSaveRestoreInBasalt(t *testing.T) {
+	from := testutil.StartBasalt(t, "")
+	c := testutil.Dial(t, from.Addr)
+	fillAllTypes(t, c)
+	if r := c.Do("SAVE"); r.String() != "+OK" {
+		t.Fatalf("SAVE: %v", r)
+	}
+	to := testutil.StartBasalt(t, "")
+	_, port, _ := strings.Cut(to.Addr, ":")
+	stdout, stderr, code := loadRDB(t, "--host", "127.0.0.1", "--port", port, filepath.Join(from.Dir, "dump.rdb"))
+	if code != 0 {
+		t.Fatalf("load-rdb exited %d:\n%s%s", code, stdout, stderr)
+	}
+	sameData(t, c, testutil.Dial(t, to.Addr))
+}
