@@ -48,7 +48,7 @@ const (
 	RecordModuleAux
 )
 
-// Record is one item of a file. Key, Value and Code may alias the
+// Record is one item of a file. Key, Value, JSON and Code may alias the
 // reader's buffer: they are valid until the next call of Next.
 type Record struct {
 	Kind     RecordKind
@@ -56,6 +56,7 @@ type Record struct {
 	Key      []byte
 	Value    *Value
 	ExpireMs int64  // absolute Unix time in ms; 0: no expiry
+	JSON     []byte // a JSON document (RedisJSON's module value): Value is nil
 	Code     []byte // a library's code
 	Module   string // the module of module data
 }
@@ -201,6 +202,13 @@ func (f *FileReader) Next() (*Record, error) {
 			if err != nil {
 				return fail(nil, err)
 			}
+			if t == typeModule2 {
+				doc, err := f.moduleJSON()
+				if err != nil {
+					return fail(key, err)
+				}
+				return &Record{Kind: RecordKey, DB: f.db, Key: key, JSON: doc, ExpireMs: expire}, nil
+			}
 			v, err := f.value(t)
 			if err != nil {
 				return fail(key, err)
@@ -250,12 +258,7 @@ func (f *FileReader) value(t byte) (*Value, error) {
 		return f.r.stream(true, true)
 	case t >= typeHashFirstFieldTTL && t <= typeHashLastFieldTTL:
 		return nil, fmt.Errorf("a hash with field expiries (RDB type %d, Redis 7.4) can't be loaded", t)
-	case t == typeModulePreGA || t == typeModule2:
-		if t == typeModule2 {
-			if id, err := f.r.plainLen(); err == nil {
-				return nil, fmt.Errorf("a value of module %s can't be loaded", moduleName(id))
-			}
-		}
+	case t == typeModulePreGA:
 		return nil, errors.New("a module value can't be loaded")
 	case t > typeStreamListpack2:
 		return nil, fmt.Errorf("unknown RDB type %d", t)
@@ -310,6 +313,53 @@ func (f *FileReader) moduleAux() (string, error) {
 			return "", err
 		}
 	}
+}
+
+// moduleJSON reads a module value (RDB_TYPE_MODULE_2) that must be a
+// JSON document of RedisJSON (type ReJSON-RL; basalt has no other
+// modules) and returns its JSON text. RedisJSON 2.x writes encoding
+// version 3, one string; version 2 (its first releases) has an unsigned
+// after it, and two more strings when that is not 0 (an index's, ignored
+// as RedisJSON ignores them). RedisJSON 1.x's version 0 is a tree of its
+// own and is refused.
+func (f *FileReader) moduleJSON() ([]byte, error) {
+	id, err := f.r.plainLen()
+	if err != nil {
+		return nil, err
+	}
+	name, encver := moduleName(id), id&1023
+	if name != reJSONTypeName || encver != 2 && encver != 3 {
+		return nil, fmt.Errorf("a value of module %s (encoding version %d) can't be loaded", name, encver)
+	}
+	str := func() ([]byte, error) {
+		if op, err := f.r.plainLen(); err != nil || op != moduleOpString {
+			return nil, ErrFormat
+		}
+		return f.r.str()
+	}
+	doc, err := str()
+	if err != nil {
+		return nil, err
+	}
+	if encver == 2 {
+		op, err := f.r.plainLen()
+		if err != nil || op != moduleOpUInt {
+			return nil, ErrFormat
+		}
+		n, err := f.r.plainLen()
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; n > 0 && i < 2; i++ {
+			if _, err := str(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if op, err := f.r.plainLen(); err != nil || op != moduleOpEOF {
+		return nil, ErrFormat
+	}
+	return doc, nil
 }
 
 // moduleName decodes a module ID: nine characters of six bits each, then

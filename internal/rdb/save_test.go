@@ -228,8 +228,8 @@ func TestModuleTypeID(t *testing.T) {
 }
 
 // TestFileWriterLoader reads a written file back with the file loader
-// (FileReader): every record, in order, with its database and expiry;
-// the JSON document is a module value it refuses, naming ReJSON-RL.
+// (FileReader): every record, in order, with its database and expiry,
+// and the JSON document as JSON text.
 func TestFileWriterLoader(t *testing.T) {
 	var values []*Value
 	ents, err := os.ReadDir("testdata/fuzz/FuzzDecode")
@@ -276,8 +276,50 @@ func TestFileWriterLoader(t *testing.T) {
 			t.Errorf("key %d read back as db %d %q expiry %d", i, rec.DB, rec.Key, rec.ExpireMs)
 		}
 	}
-	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), "ReJSON-RL") {
-		t.Errorf("the JSON document: %v", err)
+	rec, err = r.Next()
+	if err != nil || rec.DB != 9 || string(rec.Key) != "doc" || rec.Value != nil || string(rec.JSON) != `{"a":1}` {
+		t.Errorf("the JSON document read back as %+v, %v", rec, err)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Errorf("after the last key: %v", err)
+	}
+}
+
+// TestLoadJSONVersions reads RedisJSON's module values of encoding
+// versions 3 (RedisJSON 2.x, what SAVE writes) and 2 (its first Rust
+// releases: an unsigned after the document, and two strings after it
+// when it is not 0), and refuses version 0 and other modules.
+func TestLoadJSONVersions(t *testing.T) {
+	id := func(name string, encver uint64) string {
+		return string(appendLen(nil, ModuleTypeID(name, encver)))
+	}
+	doc := "\x05" + str(`{"a":[1]}`)
+	for _, c := range []struct {
+		name, value, want string
+	}{
+		{"version 3", id("ReJSON-RL", 3) + doc + "\x00", `{"a":[1]}`},
+		{"version 2", id("ReJSON-RL", 2) + doc + "\x02\x00" + "\x00", `{"a":[1]}`},
+		{"version 2 with index", id("ReJSON-RL", 2) + doc + "\x02\x01" + "\x05" + str("i") + "\x05" + str("j") + "\x00", `{"a":[1]}`},
+		{"version 0", id("ReJSON-RL", 0) + doc + "\x00", "ReJSON-RL (encoding version 0) can't be loaded"},
+		{"other module", id("MyType123", 3) + doc + "\x00", "MyType123 (encoding version 3) can't be loaded"},
+		{"no EOF", id("ReJSON-RL", 3) + doc + "\x05" + str("x"), "bad data format"},
+		{"not a string", id("ReJSON-RL", 3) + "\x02\x07\x00", "bad data format"},
+	} {
+		b := file(10, "\xfe\x01", "\x07"+str("doc")+c.value)
+		r, err := NewFileReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := r.Next()
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = string(rec.JSON)
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 

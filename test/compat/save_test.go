@@ -216,6 +216,8 @@ func sameData(t *testing.T, want, got *testutil.Conn) {
 						t.Errorf("XINFO CONSUMERS %s %s:\nredis:  %s\nbasalt: %s", key, group, w, gg)
 					}
 				}
+			case "ReJSON-RL": // basalt to basalt only: Redis has no RedisJSON here
+				same("JSON.GET", key)
 			default:
 				t.Errorf("db %d %q: type %q", db, key, typ)
 			}
@@ -509,11 +511,18 @@ func TestSaveOnFollower(t *testing.T) {
 }
 
 // TestSaveRestoreInBasalt: a backup made with SAVE restores into another
-// basalt with basalt load-rdb, every key, expiry and library as it was.
+// basalt with basalt load-rdb, every key, expiry, JSON document and
+// library as it was.
 func TestSaveRestoreInBasalt(t *testing.T) {
 	from := testutil.StartBasalt(t, "")
 	c := testutil.Dial(t, from.Addr)
 	fillAllTypes(t, c)
+	c.Do("JSON.SET", "json", "$", `{"name":"basalt","list":[1,2.5,"x",null,true,{"deep":[]}],"big":12345678901234567}`)
+	c.Do("JSON.SET", "json:ttl", "$", `"just a string"`)
+	c.Do("PEXPIRE", "json:ttl", "600000")
+	c.Do("SELECT", "2")
+	c.Do("JSON.SET", "json:db2", "$", `[[],{}]`)
+	c.Do("SELECT", "0")
 	if r := c.Do("SAVE"); r.String() != "+OK" {
 		t.Fatalf("SAVE: %v", r)
 	}
