@@ -252,12 +252,7 @@ func (l *loader) add(rec *rdb.Record) error {
 			l.expired++
 			return nil
 		}
-		var p []byte
-		if rec.Value != nil {
-			p = rdb.Encode(rec.Value)
-		} else {
-			p = append(p, rec.JSON...) // a JSON document: see restoreJSON
-		}
+		p := rdb.Encode(rec.Value)
 		if l.opt.dryRun {
 			l.keys[db]++
 			return nil
@@ -278,9 +273,7 @@ func (l *loader) add(rec *rdb.Record) error {
 			l.db = db
 		}
 		args := []any{"RESTORE", string(rec.Key), rec.ExpireMs, p, "ABSTTL"}
-		if rec.Value == nil {
-			args = []any{"EVAL", restoreJSON, 1, string(rec.Key), p, rec.ExpireMs, l.opt.replace}
-		} else if l.opt.replace {
+		if l.opt.replace {
 			args = append(args, "REPLACE")
 		}
 		l.queue(pendingCmd{cmd: l.pipe.Do(ctx, args...), what: what, db: db, isKey: true}, len(p))
@@ -290,19 +283,6 @@ func (l *loader) add(rec *rdb.Record) error {
 	}
 	return nil
 }
-
-// restoreJSON loads a JSON document as RESTORE loads other values: in
-// one step, with its expiry, refusing a key that exists unless replacing
-// (ARGV: the document, its expiry in unix ms or 0, "1" to replace).
-// There is no DUMP payload of a JSON document that basalt's RESTORE
-// takes, so it is JSON.SET in a script.
-const restoreJSON = `if ARGV[3] ~= '1' and redis.call('EXISTS', KEYS[1]) == 1 then
-  return redis.error_reply('BUSYKEY Target key name already exists.')
-end
-redis.call('DEL', KEYS[1])
-redis.call('JSON.SET', KEYS[1], '$', ARGV[1])
-if ARGV[2] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
-return 'OK'`
 
 func (l *loader) queue(c pendingCmd, n int) {
 	l.pending = append(l.pending, c)

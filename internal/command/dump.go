@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"basalt/internal/jsondoc"
 	"basalt/internal/num"
 	"basalt/internal/rdb"
 	"basalt/internal/store"
@@ -33,7 +34,6 @@ const (
 	errRestoreTTL    = "ERR Invalid TTL value, must be >= 0"
 	errRestoreIdle   = "ERR Invalid IDLETIME value, must be >= 0"
 	errRestoreFreq   = "ERR Invalid FREQ value, must be >= 0 and <= 255"
-	errDumpJSON      = "ERR DUMP is not supported for ReJSON-RL keys"
 )
 
 func cmdDump(c *Ctx) {
@@ -43,20 +43,15 @@ func cmdDump(c *Ctx) {
 		c.W.Null()
 		return
 	}
-	v, _ := DumpValue(c.Tx, key, m)
-	if v == nil {
-		c.W.Error(errDumpJSON)
-		return
-	}
-	c.W.Bulk(rdb.Encode(v))
+	c.W.Bulk(rdb.Encode(DumpValue(c.Tx, key, m)))
 }
 
 // DumpValue reads the whole value of key, whose metadata is m, in the form
-// DUMP and the RDB file writer encode. A JSON document has no such form:
-// v is nil and doc is its JSON text (m's body; valid as long as m is).
-func DumpValue(tx *store.Tx, key []byte, m store.Meta) (v *rdb.Value, doc []byte) {
+// DUMP and the RDB file writer encode. A JSON document is its stored text,
+// which is already the compact JSON RedisJSON's rdb_save writes.
+func DumpValue(tx *store.Tx, key []byte, m store.Meta) *rdb.Value {
 	c := &Ctx{Tx: tx}
-	v = &rdb.Value{}
+	v := &rdb.Value{}
 	switch m.Type {
 	case store.TypeString:
 		v.Kind, v.Str = rdb.KindString, c.Tx.ReadString(key, m)
@@ -89,11 +84,11 @@ func DumpValue(tx *store.Tx, key []byte, m store.Meta) (v *rdb.Value, doc []byte
 	case store.TypeStream:
 		v.Kind, v.Stream = rdb.KindStream, dumpStream(c, key, m)
 	case store.TypeJSON:
-		return nil, m.Body
+		v.Kind, v.Str = rdb.KindJSON, append([]byte(nil), m.Body...)
 	default:
 		panic("DumpValue: unknown type " + m.Type.String())
 	}
-	return v, nil
+	return v
 }
 
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
@@ -142,6 +137,16 @@ func cmdRestore(c *Ctx) {
 			c.W.Error(errBadDataFormat)
 		}
 		return
+	}
+	if v.Kind == rdb.KindJSON {
+		// RedisJSON's rdb_load parses the text as JSON.SET parses its
+		// value, and fails the load when it does not parse.
+		doc, err := jsondoc.Parse(v.Str)
+		if err != nil {
+			c.W.Error(errBadDataFormat)
+			return
+		}
+		v.Str = jsondoc.Append(nil, doc, nil)
 	}
 	deleted := replace && c.Tx.Delete(key)
 	if ttl != 0 && !absTTL {
@@ -207,6 +212,10 @@ func restoreValue(c *Ctx, key []byte, v *rdb.Value, expireAt int64) {
 		c.Tx.Put(key, w.m)
 	case rdb.KindStream:
 		restoreStream(c, key, v.Stream, expireAt)
+	case rdb.KindJSON:
+		// v.Str is the document as cmdRestore parsed and serialized it:
+		// the compact text every JSON key holds.
+		c.Tx.Put(key, store.Meta{Type: store.TypeJSON, ExpireAt: expireAt, Body: v.Str})
 	case rdb.KindZSet:
 		// Redis loads a sorted set as a skiplist and converts it to a
 		// listpack only if it is small, so a big one keeps its -0 scores

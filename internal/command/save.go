@@ -43,11 +43,7 @@ func WriteRDB(w io.Writer, view *store.View, aux []rdb.AuxField) error {
 			if f.Err() != nil {
 				return // the file is lost anyway: read no more values
 			}
-			if v, doc := DumpValue(tx, key, m); v != nil {
-				f.Key(key, m.ExpireAt, v)
-			} else {
-				f.JSONKey(key, m.ExpireAt, doc)
-			}
+			f.Key(key, m.ExpireAt, DumpValue(tx, key, m))
 		})
 	}
 	return f.Close()

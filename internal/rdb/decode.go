@@ -361,8 +361,10 @@ func (r *reader) value(t byte) (*Value, error) {
 		return r.quicklist(t == typeListQuicklist2)
 	case typeStreamListpack, typeStreamListpack2:
 		return r.stream(t == typeStreamListpack2, false)
+	case typeModule2:
+		return r.moduleJSON()
 	}
-	// Modules (no module can be loaded here), zipmaps (Redis 2.4 and
+	// Modules other than RedisJSON's JSON documents, zipmaps (Redis 2.4 and
 	// older) and unknown types.
 	return nil, ErrFormat
 }

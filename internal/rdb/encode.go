@@ -5,11 +5,12 @@ import (
 	"math"
 )
 
-// Encode returns the DUMP payload of v (a string, list, set, hash or sorted
-// set). It writes the simplest encodings, which every Redis since 7.0
+// Encode returns the DUMP payload of v (a string, list, set, hash, sorted
+// set, stream or JSON document). It writes the simplest encodings, which every Redis since 7.0
 // loads: strings as plain bytes (no integer or LZF forms), a list as the
 // plain RDB list, sets and hashes as their plain forms and a sorted set as
-// ZSET_2 with binary scores. Redis converts them to its compact encodings
+// ZSET_2 with binary scores, a JSON document as RedisJSON writes it
+// (module.go). Redis converts them to its compact encodings
 // as it loads them, by the same size rules as for values built by
 // commands.
 func Encode(v *Value) []byte { return seal(appendValue(nil, v)) }
@@ -41,6 +42,8 @@ func appendValue(b []byte, v *Value) []byte {
 		}
 	case KindStream:
 		b = appendStream(b, v.Stream)
+	case KindJSON:
+		b = appendJSON(b, v.Str)
 	default:
 		panic("rdb: Encode of an unknown kind")
 	}

@@ -31,8 +31,6 @@ const (
 	typeStreamListpack3   = 21  // 7.2: consumers' active times
 	typeHashFirstFieldTTL = 22  // 7.4: hashes with field expiries, 22 to 25
 	typeHashLastFieldTTL  = 25
-	typeModulePreGA       = 6
-	typeModule2           = 7
 )
 
 // RecordKind says what a Record holds.
@@ -48,15 +46,15 @@ const (
 	RecordModuleAux
 )
 
-// Record is one item of a file. Key, Value, JSON and Code may alias the
-// reader's buffer: they are valid until the next call of Next.
+// Record is one item of a file. Key, Value and Code may alias the
+// reader's buffer: they are valid until the next call of Next. A JSON
+// document (RedisJSON's module value) is a Value of KindJSON.
 type Record struct {
 	Kind     RecordKind
 	DB       int
 	Key      []byte
 	Value    *Value
 	ExpireMs int64  // absolute Unix time in ms; 0: no expiry
-	JSON     []byte // a JSON document (RedisJSON's module value): Value is nil
 	Code     []byte // a library's code
 	Module   string // the module of module data
 }
@@ -202,13 +200,6 @@ func (f *FileReader) Next() (*Record, error) {
 			if err != nil {
 				return fail(nil, err)
 			}
-			if t == typeModule2 {
-				doc, err := f.moduleJSON()
-				if err != nil {
-					return fail(key, err)
-				}
-				return &Record{Kind: RecordKey, DB: f.db, Key: key, JSON: doc, ExpireMs: expire}, nil
-			}
 			v, err := f.value(t)
 			if err != nil {
 				return fail(key, err)
@@ -266,17 +257,6 @@ func (f *FileReader) value(t byte) (*Value, error) {
 	return f.r.value(t)
 }
 
-// Module data opcodes (RDB_MODULE_OPCODE_*): the fields of module data,
-// each an opcode and its value, up to an EOF.
-const (
-	moduleOpEOF    = 0
-	moduleOpSInt   = 1
-	moduleOpUInt   = 2
-	moduleOpFloat  = 3
-	moduleOpDouble = 4
-	moduleOpString = 5
-)
-
 // moduleAux skips a MODULE_AUX record and returns its module's name: the
 // module ID, when it is loaded (an opcode and a length), then the data.
 func (f *FileReader) moduleAux() (string, error) {
@@ -313,64 +293,6 @@ func (f *FileReader) moduleAux() (string, error) {
 			return "", err
 		}
 	}
-}
-
-// moduleJSON reads a module value (RDB_TYPE_MODULE_2) that must be a
-// JSON document of RedisJSON (type ReJSON-RL; basalt has no other
-// modules) and returns its JSON text. RedisJSON 2.x writes encoding
-// version 3, one string; version 2 (its first releases) has an unsigned
-// after it, and two more strings when that is not 0 (an index's, ignored
-// as RedisJSON ignores them). RedisJSON 1.x's version 0 is a tree of its
-// own and is refused.
-func (f *FileReader) moduleJSON() ([]byte, error) {
-	id, err := f.r.plainLen()
-	if err != nil {
-		return nil, err
-	}
-	name, encver := moduleName(id), id&1023
-	if name != reJSONTypeName || encver != 2 && encver != 3 {
-		return nil, fmt.Errorf("a value of module %s (encoding version %d) can't be loaded", name, encver)
-	}
-	str := func() ([]byte, error) {
-		if op, err := f.r.plainLen(); err != nil || op != moduleOpString {
-			return nil, ErrFormat
-		}
-		return f.r.str()
-	}
-	doc, err := str()
-	if err != nil {
-		return nil, err
-	}
-	if encver == 2 {
-		op, err := f.r.plainLen()
-		if err != nil || op != moduleOpUInt {
-			return nil, ErrFormat
-		}
-		n, err := f.r.plainLen()
-		if err != nil {
-			return nil, err
-		}
-		for i := 0; n > 0 && i < 2; i++ {
-			if _, err := str(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if op, err := f.r.plainLen(); err != nil || op != moduleOpEOF {
-		return nil, ErrFormat
-	}
-	return doc, nil
-}
-
-// moduleName decodes a module ID: nine characters of six bits each, then
-// a 10-bit encoding version (moduleTypeNameByID).
-func moduleName(id uint64) string {
-	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	b := make([]byte, 9)
-	for i := range b {
-		b[i] = chars[(id>>(10+6*(8-i)))&63]
-	}
-	return string(b)
 }
 
 // checksum reads the CRC-64 after EOF (files of version 5 and up have

@@ -30,9 +30,11 @@ var (
 	ErrTruncated = fmt.Errorf("%w: the file ends early", ErrFormat)
 )
 
-// RDB object types (rdb.h). Modules (6, 7), zipmaps (9, Redis 2.4 and
-// older) and the types of later versions (listpack sets, 20, are Redis
-// 7.2's) are refused, as Redis 7.0 refuses them.
+// RDB object types (rdb.h). Module values (7) are read when they are
+// RedisJSON's JSON documents, the one module basalt implements; other
+// modules, pre-GA module values (6), zipmaps (9, Redis 2.4 and older) and
+// the types of later versions (listpack sets, 20, are Redis 7.2's) are
+// refused, as Redis 7.0 refuses them.
 const (
 	typeString          = 0
 	typeList            = 1
@@ -40,6 +42,8 @@ const (
 	typeZSet            = 3
 	typeHash            = 4
 	typeZSet2           = 5
+	typeModulePreGA     = 6
+	typeModule2         = 7
 	typeListZiplist     = 10
 	typeSetIntset       = 11
 	typeZSetZiplist     = 12
@@ -62,6 +66,9 @@ const (
 	KindZSet
 	KindHash
 	KindStream
+	// KindJSON is a JSON document of RedisJSON (module.go): Str holds its
+	// JSON text.
+	KindJSON
 )
 
 // Value is a decoded DUMP payload. Members holds a list's elements in

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc64"
 	"io"
-	"strings"
 )
 
 // Writing a whole RDB file (SAVE, BGSAVE), in the order of Redis 7.0's
@@ -15,7 +14,7 @@ import (
 // non-empty database (SELECTDB, RESIZEDB, its keys), EOF and the CRC-64 of
 // every byte before it, little endian. Values are in the forms DUMP writes
 // (Encode), which Redis 7.0 loads; JSON documents are written as the
-// RedisJSON module writes them (JSONKey).
+// RedisJSON module writes them (module.go).
 
 // AuxField is one auxiliary field of the header (redis-ver, ctime...).
 type AuxField struct{ Key, Value string }
@@ -93,51 +92,6 @@ func (f *FileWriter) Key(key []byte, expireAt int64, v *Value) {
 	f.keyHead(key, expireAt, f.val[0])
 	f.buf = append(f.buf, f.val[1:]...)
 	f.flush()
-}
-
-// RedisJSON's module type (RedisJSON 2.x, redis_json/src/lib.rs and
-// redisjson.rs): the type "ReJSON-RL" at encoding version 3, whose
-// rdb_save writes the document as one string of compact JSON text, which
-// its rdb_load parses back.
-const (
-	reJSONTypeName        = "ReJSON-RL"
-	reJSONEncodingVersion = 3
-)
-
-// JSONKey writes a JSON document (its JSON text) as a value of RedisJSON's
-// module type, as Redis writes any module value (rdbSaveObject,
-// RDB_TYPE_MODULE_2): the module type's 64-bit id as a length, then what
-// the module's rdb_save wrote, each item after its opcode (a string is
-// opcode 5), then the EOF opcode 0. Redis Stack (Redis with RedisJSON)
-// loads it; a Redis without the module refuses the file.
-func (f *FileWriter) JSONKey(key []byte, expireAt int64, doc []byte) {
-	f.keyHead(key, expireAt, typeModule2)
-	f.buf = appendLen(f.buf, ModuleTypeID(reJSONTypeName, reJSONEncodingVersion))
-	f.buf = appendString(appendLen(f.buf, moduleOpString), doc)
-	f.buf = appendLen(f.buf, moduleOpEOF)
-	f.flush()
-}
-
-// moduleTypeNameAlphabet is the alphabet of module type names: a name's 9
-// characters are 6 bits each of its id (module.c, moduleTypeEncodeId).
-const moduleTypeNameAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
-// ModuleTypeID is the id Redis writes before a module value: the 9
-// characters of the type's name, 6 bits each, then 10 bits of encoding
-// version. name must be 9 characters of moduleTypeNameAlphabet.
-func ModuleTypeID(name string, encver uint64) uint64 {
-	if len(name) != 9 {
-		panic("rdb: a module type name is 9 characters")
-	}
-	var id uint64
-	for i := range len(name) {
-		pos := strings.IndexByte(moduleTypeNameAlphabet, name[i])
-		if pos < 0 {
-			panic("rdb: bad character in a module type name")
-		}
-		id = id<<6 | uint64(pos)
-	}
-	return id<<10 | encver&1023
 }
 
 // Close ends the file (EOF and the checksum) and flushes it to the

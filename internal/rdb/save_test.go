@@ -164,7 +164,7 @@ func TestFileWriter(t *testing.T) {
 			f.Key([]byte{'k', byte(i)}, at, v)
 		}
 		f.Database(3, 1, 0)
-		f.JSONKey([]byte("doc"), 0, doc)
+		f.Key([]byte("doc"), 0, &Value{Kind: KindJSON, Str: doc})
 	})
 	got := readSavedFile(t, b)
 	if got.aux["redis-ver"] != "7.0.15" || got.aux["aof-base"] != "0" {
@@ -254,7 +254,7 @@ func TestFileWriterLoader(t *testing.T) {
 			f.Key([]byte{'k', byte(i)}, int64(i)*1000, v)
 		}
 		f.Database(9, 1, 0)
-		f.JSONKey([]byte("doc"), 0, []byte(`{"a":1}`))
+		f.Key([]byte("doc"), 0, &Value{Kind: KindJSON, Str: []byte(`{"a":1}`)})
 	})
 	r, err := NewFileReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
@@ -277,7 +277,7 @@ func TestFileWriterLoader(t *testing.T) {
 		}
 	}
 	rec, err = r.Next()
-	if err != nil || rec.DB != 9 || string(rec.Key) != "doc" || rec.Value != nil || string(rec.JSON) != `{"a":1}` {
+	if err != nil || rec.DB != 9 || string(rec.Key) != "doc" || rec.Value == nil || rec.Value.Kind != KindJSON || string(rec.Value.Str) != `{"a":1}` {
 		t.Errorf("the JSON document read back as %+v, %v", rec, err)
 	}
 	if _, err := r.Next(); err != io.EOF {
@@ -315,7 +315,7 @@ func TestLoadJSONVersions(t *testing.T) {
 		if err != nil {
 			got = err.Error()
 		} else {
-			got = string(rec.JSON)
+			got = string(rec.Value.Str)
 		}
 		if !strings.Contains(got, c.want) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
