@@ -140,13 +140,6 @@ func TestDumpRestoreErrors(t *testing.T) {
 	d.Do("RESTORE", "m", "0", good)
 	d.Do("RESTORE", "m", "0", good)
 	d.Do("EXEC")
-	// JSON documents have no DUMP format here (Redis needs the RedisJSON
-	// module for them): basalt says so.
-	if r := d.Got.Do("JSON.SET", "j", "$", `{"a":1}`); r.String() == "+OK" {
-		if r := d.Got.Do("DUMP", "j"); r.String() != "-ERR DUMP is not supported for ReJSON-RL keys" {
-			t.Errorf("DUMP of a JSON key: %v", r)
-		}
-	}
 	commandInfoSame(t, d, "dump")
 	commandInfoSame(t, d, "restore")
 }
