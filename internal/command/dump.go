@@ -16,6 +16,9 @@ import (
 // the value member by member through the same paths as the type's own
 // commands (RPUSH, SADD, HSET, ZADD...), so a big collection is stored as
 // one entry per member, with the encoding flags those commands would set.
+// A JSON document travels in RedisJSON's format (internal/rdb/module.go):
+// RESTORE parses its text as JSON.SET parses a value and stores it
+// compact, as JSON.SET would.
 func init() {
 	register(
 		&Command{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Categories: []string{"keyspace", "read", "slow"}, Group: "generic", Since: "2.6.0",
