@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -257,6 +258,31 @@ func parseScore(b []byte) (float64, error) {
 		}
 	}
 	return f, nil
+}
+
+// valueOf decodes a value of RDB type t in a payload or file of RDB
+// version v: the types versions after Redis 7.0's add, then value's.
+func (r *reader) valueOf(t byte, v int) (*Value, error) {
+	if v <= Version {
+		return r.value(t)
+	}
+	switch {
+	case t == typeSetListpack:
+		b, err := r.str()
+		if err != nil {
+			return nil, err
+		}
+		items, err := listpackEntries(b)
+		if err != nil {
+			return nil, err
+		}
+		return newSet(items)
+	case t == typeStreamListpack3:
+		return r.stream(true, true)
+	case t >= typeHashFirstFieldTTL && t <= typeHashLastFieldTTL:
+		return nil, fmt.Errorf("a hash with field expiries (RDB type %d, Redis 7.4) can't be loaded", t)
+	}
+	return r.value(t)
 }
 
 // value decodes a value of RDB type t (rdbLoadObject).

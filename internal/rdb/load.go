@@ -21,17 +21,8 @@ import (
 // field expiries (7.4) are refused, naming the key, as basalt has no such
 // hashes. Later versions are refused whole, naming the version.
 
-// MaxFileVersion is the newest RDB file version read.
-const MaxFileVersion = 12
-
-// Opcodes and types of RDB versions after Redis 7.0's.
-const (
-	opSlotInfo            = 244 // 7.4: a cluster slot's sizes, three lengths
-	typeSetListpack       = 20  // 7.2: a small set as a listpack
-	typeStreamListpack3   = 21  // 7.2: consumers' active times
-	typeHashFirstFieldTTL = 22  // 7.4: hashes with field expiries, 22 to 25
-	typeHashLastFieldTTL  = 25
-)
+// opSlotInfo (Redis 7.4) is a cluster slot's sizes, three lengths.
+const opSlotInfo = 244
 
 // RecordKind says what a Record holds.
 type RecordKind byte
@@ -231,30 +222,15 @@ func (f *FileReader) lengths(n int) error {
 	return nil
 }
 
-// value decodes a key's value of type t, with the types of RDB files
-// that DUMP payloads of version 10 do not have.
+// value decodes a key's value of type t, naming what can't be loaded.
 func (f *FileReader) value(t byte) (*Value, error) {
 	switch {
-	case t == typeSetListpack:
-		b, err := f.r.str()
-		if err != nil {
-			return nil, err
-		}
-		items, err := listpackEntries(b)
-		if err != nil {
-			return nil, err
-		}
-		return newSet(items)
-	case t == typeStreamListpack3:
-		return f.r.stream(true, true)
-	case t >= typeHashFirstFieldTTL && t <= typeHashLastFieldTTL:
-		return nil, fmt.Errorf("a hash with field expiries (RDB type %d, Redis 7.4) can't be loaded", t)
 	case t == typeModulePreGA:
 		return nil, errors.New("a module value can't be loaded")
-	case t > typeStreamListpack2:
+	case t > typeHashLastFieldTTL || t > typeStreamListpack2 && f.Version <= Version:
 		return nil, fmt.Errorf("unknown RDB type %d", t)
 	}
-	return f.r.value(t)
+	return f.r.valueOf(t, f.Version)
 }
 
 // moduleAux skips a MODULE_AUX record and returns its module's name: the

@@ -17,9 +17,15 @@ import (
 	"fmt"
 )
 
-// Version is the RDB version Redis 7.0 writes; DUMP payloads of a later
-// version are refused, as Redis refuses them.
+// Version is the RDB version Redis 7.0 writes, and basalt writes.
 const Version = 10
+
+// MaxFileVersion is the newest RDB version read, in files and in DUMP
+// payloads: Redis 7.4's. What versions 11 (Redis 7.2) and 12 (7.4) add is
+// known (reader.valueOf). Redis 7.0 refuses their payloads; basalt takes
+// them, so that keys a newer Redis DUMPs (migration tools, MIGRATE) can be
+// RESTOREd.
+const MaxFileVersion = 12
 
 // Errors of Decode. ErrVersion and ErrFormat stand for Redis's "DUMP
 // payload version or checksum are wrong" and "Bad data format".
@@ -54,6 +60,12 @@ const (
 	typeZSetListpack    = 17
 	typeListQuicklist2  = 18
 	typeStreamListpack2 = 19
+
+	// Versions 11 and 12 only.
+	typeSetListpack       = 20 // 7.2: a small set as a listpack
+	typeStreamListpack3   = 21 // 7.2: consumers' active times
+	typeHashFirstFieldTTL = 22 // 7.4: hashes with field expiries, 22 to 25
+	typeHashLastFieldTTL  = 25
 )
 
 // Kind is the data type of a decoded value.
@@ -95,7 +107,7 @@ func Verify(p []byte) error {
 		return ErrVersion
 	}
 	f := p[len(p)-footer:]
-	if binary.LittleEndian.Uint16(f) > Version {
+	if binary.LittleEndian.Uint16(f) > MaxFileVersion {
 		return ErrVersion
 	}
 	if binary.LittleEndian.Uint64(f[2:]) != CRC64(p[:len(p)-8]) {
@@ -116,7 +128,7 @@ func Decode(p []byte) (*Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.value(t)
+	return r.valueOf(t, int(binary.LittleEndian.Uint16(p[len(p)-footer:])))
 }
 
 // seal appends the footer to a value's encoding.

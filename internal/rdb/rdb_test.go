@@ -94,14 +94,14 @@ func TestVerify(t *testing.T) {
 	}
 	// A newer RDB version is refused even with a right checksum.
 	q := append([]byte(nil), p[:len(p)-footer]...)
-	q = append(q, Version+1, 0)
+	q = append(q, MaxFileVersion+1, 0)
 	q = append(q, make([]byte, 8)...)
 	crc := CRC64(q[:len(q)-8])
 	for i := range 8 {
 		q[len(q)-8+i] = byte(crc >> (8 * i))
 	}
 	if err := Verify(q); err != ErrVersion {
-		t.Errorf("version 11: %v", err)
+		t.Errorf("version 13: %v", err)
 	}
 	if err := Verify(p[:9]); err != ErrVersion {
 		t.Errorf("short payload: %v", err)

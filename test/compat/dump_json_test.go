@@ -149,7 +149,7 @@ func TestRestoreJSONRefused(t *testing.T) {
 		{"no module EOF", payload("\x07"+reJSONID3+"\x05"+rdbStr(`{"a":1}`), 10), "ERR Bad data format"},
 		{"truncated footer", good[:len(good)-3], "ERR DUMP payload version or checksum are wrong"},
 		{"bad checksum", good[:len(good)-1] + string(good[len(good)-1]^1), "ERR DUMP payload version or checksum are wrong"},
-		{"rdb version 11", payload("\x07"+reJSONID3+"\x05"+rdbStr(`{"a":1}`)+"\x00", 11), "ERR DUMP payload version or checksum are wrong"},
+		{"rdb version 13", payload("\x07"+reJSONID3+"\x05"+rdbStr(`{"a":1}`)+"\x00", 13), "ERR DUMP payload version or checksum are wrong"},
 		{"invalid JSON", jsonDump(`{"a":}`), "ERR Bad data format"},
 		{"trailing text", jsonDump(`{"a":1} x`), "ERR Bad data format"},
 		{"empty text", jsonDump(``), "ERR Bad data format"},
