@@ -28,7 +28,7 @@ import (
 // localCommands run on the node the client is connected to.
 var localCommands = map[string]bool{
 	"auth": true, "hello": true, "quit": true, "reset": true, "shutdown": true, "info": true, "config": true,
-	"client": true, "debug": true, "raft": true, "role": true, "readonly": true, "readwrite": true,
+	"client": true, "debug": true, "raft": true, "role": true, "failover": true, "readonly": true, "readwrite": true,
 	"command": true, "lolwut": true, "ping": true, "echo": true, "time": true,
 	"save": true, "bgsave": true, "lastsave": true, "bgrewriteaof": true, // this node's backup (save.go)
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,

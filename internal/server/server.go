@@ -43,6 +43,7 @@ type Server struct {
 	latencyTracking atomic.Bool    // latency-tracking: per-command histograms
 	errors          errorStats     // total_error_replies, INFO errorstats
 	monitors        monitors       // MONITOR (monitor.go)
+	failingOver     atomic.Bool    // a FAILOVER's transfer is under way (failover.go)
 	saving          saveState      // SAVE and BGSAVE (save.go)
 	nextID          atomic.Int64
 	wg              sync.WaitGroup

@@ -515,7 +515,7 @@ func sortedIDs[V any](m map[uint64]V) []uint64 {
 // transferLeadership hands leadership to the most up-to-date follower and
 // waits (up to timeout) for it to take over: a graceful shutdown then costs
 // clients a moment instead of an election timeout.
-func (n *node) transferLeadership(timeout time.Duration) {
+func (n *node) transferLeadership(to uint64, timeout time.Duration) {
 	var target uint64
 	n.do(func() {
 		rs := n.rn.Status()
@@ -524,7 +524,7 @@ func (n *node) transferLeadership(timeout time.Duration) {
 		}
 		best := uint64(0)
 		for id, pr := range rs.Progress {
-			if id != rs.ID && !pr.IsLearner && pr.RecentActive && pr.Match >= best {
+			if id != rs.ID && !pr.IsLearner && pr.RecentActive && pr.Match >= best && (to == 0 || id == to) {
 				target, best = id, pr.Match
 			}
 		}

@@ -514,7 +514,13 @@ func (s *Shard) changeMembers(cc raftpb.ConfChange) error {
 
 // TransferLeadership hands leadership to another voter, if this node
 // leads, and waits up to timeout for it to happen.
-func (s *Shard) TransferLeadership(timeout time.Duration) { s.node.transferLeadership(timeout) }
+func (s *Shard) TransferLeadership(timeout time.Duration) { s.node.transferLeadership(0, timeout) }
+
+// TransferLeadershipTo is TransferLeadership to the voter id, if it is
+// active.
+func (s *Shard) TransferLeadershipTo(id uint64, timeout time.Duration) {
+	s.node.transferLeadership(id, timeout)
+}
 
 // Transport returns the Raft transport (nil for a lone node), for fault
 // injection.
@@ -548,7 +554,7 @@ func (s *Shard) Propose(p *Proposal) error {
 // still queued are answered, then the loops stop and the log closes.
 func (s *Shard) Close() {
 	s.closeOnce.Do(func() {
-		s.node.transferLeadership(2 * time.Second)
+		s.node.transferLeadership(0, 2*time.Second)
 		close(s.closing)
 		<-s.done
 		s.node.stop()

@@ -273,3 +273,54 @@ func TestSnapshotCatchUp(t *testing.T) {
 	expect(t, follower.Do("READONLY"), "+OK")
 	expect(t, follower.Do("GET", "k99"), `"1199"`)
 }
+
+// TestFailoverCommand: Redis's FAILOVER on a cluster is a leadership
+// transfer, to a chosen follower (TO, by the client address it
+// advertises) or to the most up-to-date one; a follower refuses it as a
+// Redis replica does.
+func TestFailoverCommand(t *testing.T) {
+	c := testutil.StartCluster(t, 3)
+	l := c.WaitLeader(t, 15*time.Second)
+	f := (l + 1) % 3
+	follower := testutil.Dial(t, c.Nodes[f].Addr)
+	expect(t, follower.Do("FAILOVER"), "-ERR FAILOVER is not valid when server is a replica.")
+	leader := testutil.Dial(t, c.Nodes[l].Addr)
+	expect(t, leader.Do("SET", "before", "1"), "+OK")
+	expect(t, leader.Do("FAILOVER", "TO", "127.0.0.1", "1"), "-ERR FAILOVER target HOST and PORT is not a replica.")
+	expect(t, leader.Do("FAILOVER", "FORCE"), "-ERR FAILOVER with force option requires both a timeout and target HOST and IP.")
+
+	host, port, _ := strings.Cut(c.Nodes[f].Addr, ":")
+	expect(t, leader.Do("FAILOVER", "TO", host, port, "TIMEOUT", "5000"), "+OK")
+	waitLeaderIs(t, c, f)
+	expect(t, follower.Do("SET", "after", "1"), "+OK")
+	expect(t, follower.Do("GET", "before"), `"1"`)
+
+	// Without TO: another node leads next.
+	expect(t, follower.Do("FAILOVER"), "+OK")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if i, ok := c.Leader(); ok && i != f {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("FAILOVER without TO: the leader did not change")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.WaitConverged(t, 20*time.Second)
+}
+
+func waitLeaderIs(t *testing.T, c *testutil.Cluster, want int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if i, ok := c.Leader(); ok && i == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			i, _ := c.Leader()
+			t.Fatalf("leader is node %d, want %d", i, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
