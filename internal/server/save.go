@@ -221,6 +221,19 @@ func (s *Server) saveRDB() (changesAt int64, err error) {
 	return changesAt, d.Sync()
 }
 
+// removeSaveLeftovers deletes the temporary files of saves a crash (or
+// SIGKILL) cut short: they are never renamed into place, and nothing else
+// would remove them. It runs before the server serves, so no save of its
+// own is under way.
+func removeSaveLeftovers(dir string) {
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "temp-*.rdb"))
+	for _, f := range leftovers {
+		if err := os.Remove(f); err != nil {
+			slog.Warn("removing an unfinished save's file", "file", f, "err", err)
+		}
+	}
+}
+
 // errSaveStopped ends a save the server's shutdown interrupts.
 var errSaveStopped = errors.New("the server is shutting down")
 

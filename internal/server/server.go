@@ -72,6 +72,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	removeSaveLeftovers(cfg.Dir) // the store's lock says no other basalt uses dir
 	hub := newHub(cfg.OutputLimits[pubsubClass])
 	st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
 	sc := shardConfig(cfg)
