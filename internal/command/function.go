@@ -290,10 +290,7 @@ func cmdFunction(c *Ctx) {
 	case "restore":
 		functionRestore(c)
 	case "help":
-		c.W.ArrayLen(len(functionHelp))
-		for _, line := range functionHelp {
-			c.W.Simple(line)
-		}
+		HelpReply(c.W, functionHelp)
 	}
 }
 

@@ -642,8 +642,5 @@ var objectHelp = []string{
 }
 
 func cmdObjectHelp(c *Ctx) {
-	c.W.ArrayLen(len(objectHelp))
-	for _, s := range objectHelp {
-		c.W.Simple(s)
-	}
+	HelpReply(c.W, objectHelp)
 }

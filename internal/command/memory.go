@@ -56,10 +56,7 @@ var memoryHelp = []string{
 }
 
 func cmdMemoryHelp(c *Ctx) {
-	c.W.ArrayLen(len(memoryHelp))
-	for _, s := range memoryHelp {
-		c.W.Simple(s)
-	}
+	HelpReply(c.W, memoryHelp)
 }
 
 // entryOverhead is what Pebble adds to every entry besides its key and

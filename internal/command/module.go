@@ -49,10 +49,7 @@ var moduleHelp = []string{
 }
 
 func cmdModuleHelp(c *Ctx) {
-	c.W.ArrayLen(len(moduleHelp))
-	for _, s := range moduleHelp {
-		c.W.Simple(s)
-	}
+	HelpReply(c.W, moduleHelp)
 }
 
 func cmdModuleList(c *Ctx) {

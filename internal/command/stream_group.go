@@ -411,10 +411,7 @@ var xgroupHelp = []string{
 }
 
 func cmdXGroupHelp(c *Ctx) {
-	c.W.ArrayLen(len(xgroupHelp))
-	for _, s := range xgroupHelp {
-		c.W.Simple(s)
-	}
+	HelpReply(c.W, xgroupHelp)
 }
 
 // cmdXGroup runs XGROUP's subcommands with Redis's order of checks.

@@ -42,10 +42,7 @@ func cmdXInfo(c *Ctx) {
 		c.W.Error("ERR unknown subcommand or wrong number of arguments for '" + c.Arg(1) + "'. Try XINFO HELP.")
 	}
 	if sub == "help" {
-		c.W.ArrayLen(len(xinfoHelp))
-		for _, s := range xinfoHelp {
-			c.W.Simple(s)
-		}
+		HelpReply(c.W, xinfoHelp)
 		return
 	}
 	s, wrong := openStream(c, c.Args[2])
