@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -40,6 +41,13 @@ type replConf struct {
 // errNoStream answers SYNC and PSYNC from a client that did not send
 // REPLCONF rdb-only 1.
 const errNoStream = "ERR basalt does not stream replication (its nodes replicate through Raft): send REPLCONF rdb-only 1 first for a snapshot, as redis-cli --rdb does"
+
+// replTimeout is Redis's default repl-timeout: a client that takes none
+// of its snapshot for that long is dropped, with the file it holds.
+const replTimeout = 60 * time.Second
+
+// sendChunk is how much of the file goes out per write deadline.
+const sendChunk = 1 << 20
 
 // maxReplicaAddr is Redis's NET_HOST_STR_LEN: REPLCONF ip-address must be
 // shorter.
@@ -161,8 +169,9 @@ func cmdSync(c *Client, argv [][]byte) {
 // to nc every second meanwhile (Redis's keepalive while it saves, which
 // replicas and redis-cli skip), then sends it as a bulk of its length.
 // The store's view is closed before the first byte of the file is sent:
-// a slow reader holds nothing but its own file, which is already unlinked.
-func (s *Server) sendSnapshot(nc io.Writer, skip command.RDBParts) error {
+// a slow reader holds nothing but its own file, which is already unlinked,
+// and only as long as it keeps reading.
+func (s *Server) sendSnapshot(nc net.Conn, skip command.RDBParts) error {
 	tmp, err := os.CreateTemp(s.config().Dir, "temp-sync-*.rdb")
 	if err != nil {
 		return err
@@ -206,13 +215,19 @@ func (s *Server) sendSnapshot(nc io.Writer, skip command.RDBParts) error {
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
+	defer nc.SetWriteDeadline(time.Time{})
+	nc.SetWriteDeadline(time.Now().Add(replTimeout))
 	if _, err := fmt.Fprintf(nc, "$%d\r\n", size); err != nil {
 		return err
 	}
-	n, err := io.Copy(nc, tmp)
-	s.Stats.NetReplOutput.Add(n)
-	if err == nil && n != size {
-		err = fmt.Errorf("sent %d bytes of %d", n, size)
+	for sent := int64(0); sent < size; {
+		nc.SetWriteDeadline(time.Now().Add(replTimeout))
+		n, err := io.CopyN(nc, tmp, min(sendChunk, size-sent)) // sendfile, chunk by chunk
+		sent += n
+		s.Stats.NetReplOutput.Add(n)
+		if err != nil {
+			return fmt.Errorf("after %d bytes of %d: %w", sent, size, err)
+		}
 	}
-	return err
+	return nil
 }
