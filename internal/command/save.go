@@ -22,19 +22,28 @@ func init() {
 	)
 }
 
+// RDBParts says what WriteRDB leaves out; the zero value writes it all.
+// A snapshot asked for with REPLCONF rdb-filter-only holds only the parts
+// its filter names.
+type RDBParts struct {
+	NoKeys, NoFunctions bool
+}
+
 // WriteRDB writes the whole store as view sees it to w as an RDB file
-// (SAVE, BGSAVE): the function libraries, then every database with keys,
-// each key with its expiry and its value as DUMP reads it (DumpValue).
-// Keys already expired at the view's clock are left out, as reads leave
-// them out. A failure of the store panics, as in any read; a failure of
-// w is returned.
-func WriteRDB(w io.Writer, view *store.View, aux []rdb.AuxField) error {
+// (SAVE, BGSAVE, SYNC): the function libraries, then every database with
+// keys, each key with its expiry and its value as DUMP reads it
+// (DumpValue), less what skip leaves out. Keys already expired at the
+// view's clock are left out, as reads leave them out. A failure of the
+// store panics, as in any read; a failure of w is returned.
+func WriteRDB(w io.Writer, view *store.View, aux []rdb.AuxField, skip RDBParts) error {
 	f := rdb.NewFileWriter(w, aux)
 	tx := view.Tx
-	_, codes := tx.FunctionLibraries()
-	f.Functions(codes)
+	if !skip.NoFunctions {
+		_, codes := tx.FunctionLibraries()
+		f.Functions(codes)
+	}
 	for db, keys := range view.Keys {
-		if keys == 0 {
+		if keys == 0 || skip.NoKeys {
 			continue
 		}
 		tx.DB = db

@@ -94,6 +94,7 @@ type Client struct {
 	rejected  *command.Command // the command refused before it ran (rejected_calls)
 	track     *tracking        // CLIENT TRACKING's state, nil when off (tracking.go)
 	execing   bool             // running EXEC's connection commands
+	repl      replConf         // what REPLCONF set (sync.go)
 }
 
 func newClient(s *Server, nc net.Conn) *Client {
@@ -519,7 +520,7 @@ func readOnce(st *store.Store, db int, now int64, snapshot, touching bool, w *re
 }
 
 // showsData lists the node-local commands whose reply shows the data.
-var showsData = map[string]bool{"info": true, "debug": true, "save": true, "bgsave": true}
+var showsData = map[string]bool{"info": true, "debug": true, "save": true, "bgsave": true, "sync": true, "psync": true}
 
 // confirmLocal waits until this node holds every write committed so far.
 func (c *Client) confirmLocal(w *resp.Writer) bool {

@@ -31,6 +31,7 @@ var localCommands = map[string]bool{
 	"client": true, "debug": true, "raft": true, "role": true, "failover": true, "readonly": true, "readwrite": true,
 	"command": true, "lolwut": true, "ping": true, "echo": true, "time": true,
 	"save": true, "bgsave": true, "lastsave": true, "bgrewriteaof": true, // this node's backup (save.go)
+	"sync": true, "psync": true, "replconf": true, // this node's snapshot (sync.go)
 	"subscribe": true, "unsubscribe": true, "psubscribe": true, "punsubscribe": true,
 	"ssubscribe": true, "sunsubscribe": true, "spublish": true, "pubsub": true,
 	"publish": true, // sent to the leader in a form of its own (pubsub_cluster.go)

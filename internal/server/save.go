@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -187,21 +188,7 @@ func (s *Server) saveRDB() (changesAt int64, err error) {
 	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600; Redis 0666 less the umask
 		return 0, err
 	}
-	changesAt = s.shard.Stats.Records.Load()
-	view, err := s.st.View(time.Now().UnixMilli())
-	if err != nil {
-		return 0, err
-	}
-	err = func() (err error) {
-		defer view.Tx.Close()
-		defer func() {
-			if r := recover(); r != nil { // a store failure panics in reads
-				err = fmt.Errorf("reading the store: %v", r)
-			}
-		}()
-		return command.WriteRDB(stopWriter{tmp, s.closed}, view, s.rdbAux())
-	}()
-	if err != nil {
+	if changesAt, err = s.writeSnapshot(tmp, command.RDBParts{}); err != nil {
 		return 0, err
 	}
 	if err = tmp.Sync(); err != nil {
@@ -234,6 +221,25 @@ func removeSaveLeftovers(dir string) {
 	}
 }
 
+// writeSnapshot writes the RDB file of one instant of the applied state
+// (one store.View, closed before it returns) to w, less what skip leaves
+// out. It returns the applied record count at that instant. The server's
+// shutdown stops it.
+func (s *Server) writeSnapshot(w io.Writer, skip command.RDBParts) (changesAt int64, err error) {
+	changesAt = s.shard.Stats.Records.Load()
+	view, err := s.st.View(time.Now().UnixMilli())
+	if err != nil {
+		return 0, err
+	}
+	defer view.Tx.Close()
+	defer func() {
+		if r := recover(); r != nil { // a store failure panics in reads
+			err = fmt.Errorf("reading the store: %v", r)
+		}
+	}()
+	return changesAt, command.WriteRDB(stopWriter{w, s.closed}, view, s.rdbAux(), skip)
+}
+
 // errSaveStopped ends a save the server's shutdown interrupts.
 var errSaveStopped = errors.New("the server is shutting down")
 
@@ -241,7 +247,7 @@ var errSaveStopped = errors.New("the server is shutting down")
 // progress stops reading the store when the server closes (as Redis
 // kills its saving child at shutdown) and leaves no file behind.
 type stopWriter struct {
-	w    *os.File
+	w    io.Writer
 	stop chan struct{}
 }
 

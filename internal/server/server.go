@@ -61,6 +61,9 @@ type Stats struct {
 	KeyspaceMisses atomic.Int64
 	NetInput       atomic.Int64
 	NetOutput      atomic.Int64
+	NetReplOutput  atomic.Int64 // snapshots sent to SYNC (sync.go)
+	SyncFull       atomic.Int64 // SYNCs and PSYNCs answered with a snapshot
+	SyncPartialErr atomic.Int64 // PSYNCs that asked to continue and got a snapshot
 }
 
 // New opens the data directory and prepares a server; Serve starts it.
