@@ -32,8 +32,12 @@ type slowlog struct {
 	slowerThan atomic.Int64 // µs; negative: off
 	maxLen     atomic.Int64
 
-	mu      sync.Mutex
-	entries []slowEntry // oldest first
+	mu sync.Mutex
+	// entries holds the log, oldest first, in its last kept entries; the
+	// ones before are trimmed only once they are as many again, so that
+	// adding to a full log of slowlog-max-len entries costs no copy of it.
+	entries []slowEntry
+	kept    int
 	nextID  int64
 }
 
@@ -52,8 +56,9 @@ func (l *slowlog) add(argv [][]byte, micros int64, addr, name string) {
 	e.id = l.nextID
 	l.nextID++
 	l.entries = append(l.entries, e)
-	if over := int64(len(l.entries)) - l.maxLen.Load(); over > 0 {
-		l.entries = append(l.entries[:0:0], l.entries[over:]...)
+	l.kept = int(min(int64(l.kept+1), max(l.maxLen.Load(), 0)))
+	if len(l.entries) >= 2*l.kept+64 {
+		l.entries = append(l.entries[:0:0], l.entries[len(l.entries)-l.kept:]...)
 	}
 }
 
@@ -79,7 +84,7 @@ func slowlogArgs(argv [][]byte) [][]byte {
 
 func (l *slowlog) reset() {
 	l.mu.Lock()
-	l.entries = nil
+	l.entries, l.kept = nil, 0
 	l.mu.Unlock()
 }
 
@@ -87,7 +92,7 @@ func (l *slowlog) reset() {
 func (l *slowlog) newest(n int64) []slowEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n = min(n, int64(len(l.entries)))
+	n = min(n, int64(l.kept))
 	out := make([]slowEntry, 0, n)
 	for i := len(l.entries) - 1; int64(len(out)) < n; i-- {
 		out = append(out, l.entries[i])
@@ -98,7 +103,7 @@ func (l *slowlog) newest(n int64) []slowEntry {
 func (l *slowlog) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.entries)
+	return l.kept
 }
 
 var slowlogHelp = []string{
