@@ -228,7 +228,7 @@ func (c *Client) waitLocal() {
 			putProposal(p)
 		} else {
 			c.out.Error(command.ErrBusy)
-			c.srv.errors.noteText(command.ErrBusy)
+			c.srv.errors.noteMessage([]byte("-" + command.ErrBusy))
 		}
 		c.pending[i] = nil
 		if pc := c.calls[i]; pc.cmd != nil {
