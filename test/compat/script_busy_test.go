@@ -131,6 +131,10 @@ func TestScriptBusy(t *testing.T) {
 			SET y 2
 			GET y
 		`)
+		// Every BUSY above, the queued write's too, counts under BUSY.
+		if w, g := d.DoBoth("INFO", "errorstats"); w.Str != g.Str {
+			t.Errorf("INFO errorstats:\nredis:  %q\nbasalt: %q", w.Str, g.Str)
+		}
 	})
 
 	t.Run("Unkillable", func(t *testing.T) {
