@@ -1,5 +1,7 @@
 package command
 
+import "strings"
+
 // Commands the server runs because they need the connection: their table
 // entries live here with the rest; their handlers are in package server.
 func init() {
@@ -34,4 +36,39 @@ const errReplicaOf = "ERR REPLICAOF is not supported: basalt nodes replicate thr
 func replicaOf(name, since, summary string) *Command {
 	return &Command{Name: name, Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, Categories: []string{"admin", "slow", "dangerous"}, Group: "replication", Since: since, Summary: summary,
 		Run: func(c *Ctx) { c.W.Error(errReplicaOf) }}
+}
+
+// MIGRATE's table entry (handler: internal/server/migrate.go). It talks to
+// another server, so it cannot run in the apply loop.
+func init() {
+	rw := []string{"RW", "access", "delete"}
+	register(&Command{Name: "migrate", Arity: -6, Flags: Conn | Write, FirstKey: 3, LastKey: 3, Step: 1,
+		Categories: []string{"keyspace", "write", "slow", "dangerous"}, Group: "generic", Since: "2.6.0",
+		Summary: "Atomically transfer a key from a Redis instance to another one.", Tips: []string{"nondeterministic_output"},
+		KeySpecs: []KeySpec{{Flags: rw, Index: 3, KeyStep: 1},
+			{Flags: append(rw[:3:3], "incomplete"), Keyword: "KEYS", StartFrom: -2, LastKey: -1, KeyStep: 1}},
+		GetKeys: migrateKeys})
+}
+
+// migrateKeys finds MIGRATE's keys as Redis's migrateGetKeys does: the key
+// argument, or what follows KEYS (none if the key argument is not empty).
+func migrateKeys(argv [][]byte) []FoundKey {
+	first, n := 3, 1
+	skip := map[string]int{"copy": 0, "replace": 0, "auth": 1, "auth2": 2}
+	for i := 6; i < len(argv); i++ {
+		opt := strings.ToLower(string(argv[i]))
+		if opt == "keys" {
+			if len(argv[3]) > 0 {
+				return nil
+			}
+			first, n = i+1, len(argv)-i-1
+			break
+		}
+		i += skip[opt]
+	}
+	var keys []FoundKey
+	for i := first; i < first+n && i < len(argv); i++ {
+		keys = append(keys, FoundKey{argv[i], []string{"RW", "access", "delete"}})
+	}
+	return keys
 }

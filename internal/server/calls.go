@@ -235,6 +235,22 @@ func redactArgs(kind *command.Command, argv [][]byte) [][]byte {
 				break
 			}
 		}
+	case "migrate": // AUTH password, AUTH2 username password
+		for i := 6; i < len(argv); i++ {
+			switch strings.ToLower(string(argv[i])) {
+			case "auth":
+				argv = append([][]byte(nil), argv...)
+				hide(i + 1)
+				i++
+			case "auth2":
+				argv = append([][]byte(nil), argv...)
+				hide(i + 1)
+				hide(i + 2)
+				i += 2
+			case "keys":
+				i = len(argv)
+			}
+		}
 	case "config|set":
 		copied := false
 		for i := 2; i+1 < len(argv); i += 2 {
