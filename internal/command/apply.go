@@ -121,6 +121,8 @@ func applySelect(tx *store.Tx, arg []byte, w *resp.Writer) {
 		w.Error(ErrNotInt)
 	case n != int64(int32(n)):
 		w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
+	case n != 0 && tx.Clustered():
+		w.Error(ErrSelectCluster)
 	case n < 0 || n >= int64(tx.Databases()):
 		w.Error(ErrDBIndex)
 	default:

@@ -17,3 +17,6 @@ const (
 func WrongArity(name string) string {
 	return "ERR wrong number of arguments for '" + name + "' command"
 }
+
+// ErrSelectCluster answers SELECT of a database other than 0 in cluster mode.
+const ErrSelectCluster = "ERR SELECT is not allowed in cluster mode"

@@ -185,11 +185,20 @@ func dbIndex(c *Ctx, arg []byte) (int, bool) {
 // COPY source destination [DB destination-db] [REPLACE]
 func cmdCopy(c *Ctx) {
 	src, dst := c.Args[1], c.Args[2]
-	dstDB, replace := c.Tx.DB, false
+	dstDB, replace, toOther := c.Tx.DB, false, false
 	for i := 3; i < len(c.Args); i++ {
 		switch opt := strings.ToLower(c.Arg(i)); {
 		case opt == "replace":
 			replace = true
+		case opt == "db" && i+1 < len(c.Args) && c.Tx.Clustered():
+			// Redis checks this after the options: one database in cluster mode.
+			if n, ok := num.ParseInt(c.Args[i+1]); !ok {
+				c.W.Error(ErrNotInt)
+				return
+			} else if n != 0 {
+				toOther = true
+			}
+			i++
 		case opt == "db" && i+1 < len(c.Args):
 			db, ok := dbIndex(c, c.Args[i+1])
 			if !ok {
@@ -201,6 +210,10 @@ func cmdCopy(c *Ctx) {
 			c.W.Error(ErrSyntax)
 			return
 		}
+	}
+	if toOther {
+		c.W.Error("ERR Copying to another database is not allowed in cluster mode")
+		return
 	}
 	if dstDB == c.Tx.DB && bytes.Equal(src, dst) {
 		c.W.Error(errSameObject)
@@ -220,6 +233,10 @@ func cmdCopy(c *Ctx) {
 
 // MOVE key db
 func cmdMove(c *Ctx) {
+	if c.Tx.Clustered() {
+		c.W.Error("ERR MOVE is not allowed in cluster mode")
+		return
+	}
 	key := c.Args[1]
 	db, ok := dbIndex(c, c.Args[2])
 	if !ok {
@@ -510,6 +527,10 @@ func cmdFlushAll(c *Ctx) {
 
 // SWAPDB index1 index2
 func cmdSwapDB(c *Ctx) {
+	if c.Tx.Clustered() { // one database in cluster mode
+		c.W.Error("ERR SWAPDB is not allowed in cluster mode")
+		return
+	}
 	var ids [2]int
 	for i, what := range []string{"first", "second"} {
 		n, ok := num.ParseInt(c.Args[1+i])

@@ -29,31 +29,39 @@ type RDBParts struct {
 	NoKeys, NoFunctions bool
 }
 
-// WriteRDB writes the whole store as view sees it to w as an RDB file
+// WriteRDB writes the whole store as views see it to w as an RDB file
 // (SAVE, BGSAVE, SYNC): the function libraries, then every database with
 // keys, each key with its expiry and its value as DUMP reads it
-// (DumpValue), less what skip leaves out. Keys already expired at the
-// view's clock are left out, as reads leave them out. A failure of the
-// store panics, as in any read; a failure of w is returned.
-func WriteRDB(w io.Writer, view *store.View, aux []rdb.AuxField, skip RDBParts) error {
+// (DumpValue), less what skip leaves out. A node in cluster mode gives a
+// view of each of its shards (their function libraries agree, so the
+// first one's are written). Keys already expired at the view's clock are
+// left out, as reads leave them out. A failure of the store panics, as in
+// any read; a failure of w is returned.
+func WriteRDB(w io.Writer, views []*store.View, aux []rdb.AuxField, skip RDBParts) error {
 	f := rdb.NewFileWriter(w, aux)
-	tx := view.Tx
 	if !skip.NoFunctions {
-		_, codes := tx.FunctionLibraries()
+		_, codes := views[0].Tx.FunctionLibraries()
 		f.Functions(codes)
 	}
-	for db, keys := range view.Keys {
+	for db := range views[0].Keys {
+		var keys, expires int64
+		for _, v := range views {
+			keys, expires = keys+v.Keys[db], expires+v.Expires[db]
+		}
 		if keys == 0 || skip.NoKeys {
 			continue
 		}
-		tx.DB = db
-		f.Database(db, uint64(keys), uint64(view.Expires[db]))
-		tx.Scan(0, math.MaxInt, func(key []byte, m store.Meta) {
-			if f.Err() != nil {
-				return // the file is lost anyway: read no more values
-			}
-			f.Key(key, m.ExpireAt, DumpValue(tx, key, m))
-		})
+		f.Database(db, uint64(keys), uint64(expires))
+		for _, v := range views {
+			tx := v.Tx
+			tx.DB = db
+			tx.Scan(0, math.MaxInt, func(key []byte, m store.Meta) {
+				if f.Err() != nil {
+					return // the file is lost anyway: read no more values
+				}
+				f.Key(key, m.ExpireAt, DumpValue(tx, key, m))
+			})
+		}
 	}
 	return f.Close()
 }

@@ -45,7 +45,7 @@ func TestWriteRDBSkipsExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	err = WriteRDB(&buf, view, nil, RDBParts{})
+	err = WriteRDB(&buf, []*store.View{view}, nil, RDBParts{})
 	view.Tx.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"basalt/internal/command"
 	"basalt/internal/glob"
 	"basalt/internal/num"
+	"basalt/internal/shard"
 )
 
 // Server and connection administration: INFO, CONFIG, CLIENT, DEBUG, and
@@ -142,7 +143,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("redis_git_sha1", "00000000")
 		add("redis_git_dirty", 0)
 		add("redis_build_id", "0")
-		add("redis_mode", "standalone")
+		add("redis_mode", s.mode())
 		add("os", osName())
 		add("arch_bits", strconv.IntSize)
 		add("monotonic_clock", "POSIX clock_gettime")
@@ -172,7 +173,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("maxclients", cfg.MaxClients)
 		add("client_recent_max_input_buffer", 0)
 		add("client_recent_max_output_buffer", 0)
-		add("blocked_clients", s.shard.BlockedCount())
+		add("blocked_clients", s.sumShards(func(sh *shard.Shard) int64 { return int64(sh.BlockedCount()) }))
 		add("tracking_clients", s.tracker.stats().clients)
 		add("clients_in_timeout_table", 0)
 	case "memory":
@@ -204,12 +205,11 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1))))
 		add("mem_allocator", "go")
 		add("lazyfree_pending_objects", 0)
-		if d := s.st.Pebble(); d != nil {
-			add("used_disk_bytes", d.Metrics().DiskSpaceUsage()) // basalt: data on disk
-		}
-		entries, memos := s.st.CacheSize()
-		add("basalt_meta_cache_bytes", entries)
-		add("basalt_member_memo_bytes", memos)
+		add("used_disk_bytes", s.sumShards(func(sh *shard.Shard) int64 { // basalt: data on disk
+			return int64(sh.Store().Pebble().Metrics().DiskSpaceUsage())
+		}))
+		add("basalt_meta_cache_bytes", s.sumShards(func(sh *shard.Shard) int64 { entries, _ := sh.Store().CacheSize(); return int64(entries) }))
+		add("basalt_member_memo_bytes", s.sumShards(func(sh *shard.Shard) int64 { _, memos := sh.Store().CacheSize(); return int64(memos) }))
 	case "persistence":
 		title = "Persistence"
 		// Every write goes through the log before it is acknowledged: that is
@@ -227,7 +227,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		if !sv.bgOK {
 			bgStatus = "err"
 		}
-		add("rdb_changes_since_last_save", s.shard.Stats.Records.Load()-sv.changesAt)
+		add("rdb_changes_since_last_save", s.recordsApplied()-sv.changesAt)
 		add("rdb_bgsave_in_progress", bg)
 		add("rdb_last_save_time", sv.lastSave.Unix())
 		add("rdb_last_bgsave_status", bgStatus)
@@ -243,19 +243,19 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("aof_last_bgrewrite_status", "ok")
 		add("aof_rewrites", 0)
 		status := "ok"
-		if s.shard.Stats.LastErr.Load() != nil {
-			status = "err" // the shard refuses writes since
+		if s.sumShards(func(sh *shard.Shard) int64 { return b2i(sh.Stats.LastErr.Load() != nil) }) > 0 {
+			status = "err" // a shard refuses writes since
 		}
 		add("aof_last_write_status", status)
-		add("appendfsync", s.shard.FsyncPolicy().String())
-		add("basalt_applied_index", s.shard.Applied())
+		add("appendfsync", s.group().FsyncPolicy().String())
+		add("basalt_applied_index", s.sumShards(func(sh *shard.Shard) int64 { return int64(sh.Applied()) }))
 		// Group commit at work: records applied, the groups (log entries)
 		// they came in, and the log's syncs.
-		add("basalt_records_applied", s.shard.Stats.Records.Load())
-		add("basalt_groups_committed", s.shard.Stats.Groups.Load())
-		add("basalt_log_syncs", s.shard.Stats.Syncs.Load())
+		add("basalt_records_applied", s.recordsApplied())
+		add("basalt_groups_committed", s.sumShards(func(sh *shard.Shard) int64 { return sh.Stats.Groups.Load() }))
+		add("basalt_log_syncs", s.sumShards(func(sh *shard.Shard) int64 { return sh.Stats.Syncs.Load() }))
 		// Ranges compacted because reads stepped over many deletions in them.
-		add("basalt_read_compactions", s.st.Compactions())
+		add("basalt_read_compactions", s.sumShards(func(sh *shard.Shard) int64 { return int64(sh.Store().Compactions()) }))
 	case "stats":
 		title = "Stats"
 		cmds := s.Stats.Commands.Load()
@@ -301,7 +301,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("total_error_replies", s.errors.total.Load())
 	case "replication":
 		title = "Replication"
-		st := s.shard.Status()
+		st := s.group().Status()
 		role := "master"
 		if st.Role != "leader" {
 			role = "slave"
@@ -350,14 +350,25 @@ func (s *Server) infoSection(name string, c *Client) string {
 		lines = append(lines, latencystatsLines(s.config().LatencyPercentiles)...)
 	case "cluster":
 		title = "Cluster"
-		add("cluster_enabled", 0)
+		add("cluster_enabled", b2i(s.clustered()))
+		if s.clustered() {
+			// Per shard: its slots, and its group's Raft figures.
+			for i, sh := range s.shards {
+				st := sh.Status()
+				add(fmt.Sprintf("basalt_shard%d", i), fmt.Sprintf("slots=%s,role=%s,term=%d,commit=%d,applied=%d,keys=%d",
+					formatSlots(s.topo.Shards[i].Slots), st.Role, st.Term, st.Commit, st.Applied, shardKeys(sh)))
+			}
+		}
 	case "keyspace":
 		title = "Keyspace"
 		// avg_ttl is an estimate in Redis; basalt doesn't sample: 0.
-		for db := 0; db < s.st.Databases(); db++ {
-			tx := s.st.ReadTx(db, now.UnixMilli(), false)
-			n, exp := tx.Count(), tx.Expires()
-			tx.Close()
+		for db := 0; db < s.databases(); db++ {
+			var n, exp int64
+			for _, sh := range s.shards {
+				tx := sh.Store().ReadTx(db, now.UnixMilli(), false)
+				n, exp = n+tx.Count(), exp+tx.Expires()
+				tx.Close()
+			}
 			if n > 0 {
 				lines = append(lines, fmt.Sprintf("db%d:keys=%d,expires=%d,avg_ttl=0", db, n, exp))
 			}
@@ -560,7 +571,9 @@ func configSet(c *Client, args [][]byte) {
 	// Settings read at every use (requirepass for new connections,
 	// maxclients at accept) need nothing more; these act now.
 	if seen["appendfsync"] {
-		s.shard.SetFsync(cfg.AppendFsync)
+		for _, sh := range s.shards {
+			sh.SetFsync(cfg.AppendFsync)
+		}
 	}
 	if seen["client-output-buffer-limit"] {
 		s.hub.SetLimit(cfg.OutputLimits[pubsubClass])
@@ -569,7 +582,9 @@ func configSet(c *Client, args [][]byte) {
 		command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	}
 	if seen["notify-keyspace-events"] {
-		s.st.SetNotify(cfg.NotifyKeyspaceEvents, s.hub.keyspaceEvents)
+		for _, sh := range s.shards {
+			sh.Store().SetNotify(cfg.NotifyKeyspaceEvents, s.hub.keyspaceEvents)
+		}
 	}
 	s.applyOpsConfig(cfg)
 	if seen["gomaxprocs"] && cfg.GoMaxProcs > 0 {

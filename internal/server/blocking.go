@@ -26,7 +26,7 @@ func (c *Client) blockingCall(argv [][]byte) {
 	}
 	p := getProposal(c)
 	p.Rec = shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}, Block: true}
-	if err := c.srv.shard.Propose(p); err != nil {
+	if err := c.sh.Propose(p); err != nil {
 		putProposal(p)
 		w.Error(proposeError(err))
 		return
@@ -39,7 +39,7 @@ func (c *Client) blockingCall(argv [][]byte) {
 	}
 	gone, stopWatching := c.watchDisconnect()
 	defer stopWatching()
-	h := c.srv.shard.Blocking(p)
+	h := c.sh.Blocking(p)
 	busy := command.ScriptBusyC()
 	unblocked := c.blockedUntilUnblock()
 	defer c.blocked.Store(false)

@@ -58,12 +58,22 @@ type Client struct {
 	upSlots        []upReply // the commands the leader queued in that MULTI, for EXEC's reply (pubsub_cluster.go)
 	draining       bool      // the leader's replies are being relayed
 
-	multi     bool
-	multiErr  bool
-	queued    [][][]byte
-	watching  []shard.WatchKey
-	killed    atomic.Bool
-	closeOnce sync.Once
+	multi    bool
+	multiErr bool
+	queued   [][][]byte
+	watching []shard.WatchKey
+
+	// sh is the shard the command being dispatched goes to: the node's
+	// group, or in cluster mode the shard of its keys' slot (route, in
+	// shards.go). txSlot is the slot of the keys queued in MULTI (-1:
+	// none yet), txCross says they span shards, and watchShard is the
+	// shard of the watched keys.
+	sh         *shard.Shard
+	txSlot     int
+	txCross    bool
+	watchShard *shard.Shard
+	killed     atomic.Bool
+	closeOnce  sync.Once
 
 	// blocked is set while a blocking command (or WAIT) waits here;
 	// unblock carries CLIENT UNBLOCK's reason to it (true: ERROR).
@@ -107,6 +117,8 @@ func newClient(s *Server, nc net.Conn) *Client {
 		authed:  s.config().RequirePass == "",
 		created: time.Now(),
 		unblock: make(chan bool, 1),
+		sh:      s.group(),
+		txSlot:  -1,
 	}
 	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads}) // needs c
 	c.rd.MaxBulk = s.config().ProtoMaxBulkLen
@@ -356,6 +368,9 @@ func (c *Client) dispatch(argv [][]byte) {
 	if c.sub != nil && c.pubsubGate(cmd, argv) {
 		return
 	}
+	if c.srv.clustered() && !c.route(cmd, kind, argv) {
+		return
+	}
 	if c.monitoring && monitorRefuses(kind) {
 		c.rejected = kind
 		c.rejectInMulti()
@@ -389,8 +404,11 @@ func (c *Client) dispatch(argv [][]byte) {
 	plainRead := cmd.Flags&(command.Conn|command.Script|command.Blocking) == 0 && kind.Flags&command.AllowBusy == 0 && !kind.IsWrite()
 	if touch && !plainRead {
 		for _, k := range kind.Keys(argv) {
-			c.srv.st.Touch(c.db, k, now)
+			c.sh.Store().Touch(c.db, k, now)
 		}
+	}
+	if c.srv.clustered() && c.clusterWide(kind, argv, now) {
+		return
 	}
 	switch {
 	case cmd.Flags&command.Conn != 0:
@@ -411,7 +429,7 @@ func (c *Client) dispatch(argv [][]byte) {
 	case kind.Flags&command.AllowBusy != 0:
 		// SCRIPT KILL: it must not wait for the apply loop, as a read's
 		// ReadIndex may. FUNCTION STATS reads applied state.
-		tx := c.srv.st.ReadTx(c.db, now, true)
+		tx := c.sh.Store().ReadTx(c.db, now, true)
 		cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: c.reply()})
 		tx.Close()
 	case cmd.Flags&command.Script != 0:
@@ -484,7 +502,7 @@ func (c *Client) read(cmd *command.Command, argv [][]byte, now int64, touch bool
 	}
 	// Movable-key commands (SINTERCARD, ZUNION...) have FirstKey 0 but key specs.
 	multiKey := cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey || cmd.FirstKey == 0 && cmd.KeySpecs != nil
-	runRead(c.srv.st, c.db, now, multiKey, touch, w, argv, cmd.Run)
+	runRead(c.sh.Store(), c.db, now, multiKey, touch, w, argv, cmd.Run)
 }
 
 // runRead runs a read on a new read Tx (on a snapshot if snapshot; touching
@@ -524,7 +542,7 @@ var showsData = map[string]bool{"info": true, "debug": true, "save": true, "bgsa
 
 // confirmLocal waits until this node holds every write committed so far.
 func (c *Client) confirmLocal(w *resp.Writer) bool {
-	if err := c.srv.shard.ReadIndex(5 * time.Second); err != nil {
+	if err := c.sh.ReadIndex(5 * time.Second); err != nil {
 		w.Error(shard.ErrorReply(err))
 		return false
 	}
@@ -579,7 +597,7 @@ func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) bool 
 		return true
 	}
 	answered := true // what a panic leaves: its error reply
-	runRead(c.srv.st, c.db, now, len(cmd.Keys(argv)) > 1, false, w, argv, func(ctx *command.Ctx) { answered = cmd.ReadFirst(ctx) })
+	runRead(c.sh.Store(), c.db, now, len(cmd.Keys(argv)) > 1, false, w, argv, func(ctx *command.Ctx) { answered = cmd.ReadFirst(ctx) })
 	return answered
 }
 
@@ -599,7 +617,7 @@ func (c *Client) pendingAre(name string) bool {
 func (c *Client) propose(rec shard.Record) {
 	p := getProposal(c)
 	p.Rec = rec
-	if err := c.srv.shard.Propose(p); err != nil {
+	if err := c.sh.Propose(p); err != nil {
 		putProposal(p)
 		c.reply().Error(proposeError(err))
 		return

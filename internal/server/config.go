@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,6 +41,11 @@ type Config struct {
 	RaftAddr       string            // this node's Raft listen address
 	InitialCluster map[uint64]string // every voter's Raft address, when the log is new
 	Join           bool              // start empty, to be added with RAFT ADD
+
+	// Cluster mode (shards.go): the slots divided among ClusterShards
+	// Raft groups, Redis Cluster's protocol.
+	ClusterEnabled bool
+	ClusterShards  int // shards of a new node (default: the machine's cores)
 
 	// client-output-buffer-limit by class (bufferClasses); basalt enforces
 	// the pubsub class (see pubsub.go) and shows the others.
@@ -80,6 +86,7 @@ func DefaultConfig() Config {
 		LuaTimeLimit:    5000,
 		CacheSize:       store.DefaultCacheSize,
 		MetaCacheSize:   store.DefaultMetaCacheSize,
+		ClusterShards:   runtime.NumCPU(),
 		OutputLimits:    [3]BufferLimit{{}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}},
 
 		SlowlogSlowerThan:  10000,
@@ -162,6 +169,17 @@ func (c *Config) Set(name, value string) error {
 		default:
 			return fmt.Errorf("argument must be 'yes' or 'no'")
 		}
+	case "cluster-enabled":
+		switch strings.ToLower(value) {
+		case "yes":
+			c.ClusterEnabled = true
+		case "no":
+			c.ClusterEnabled = false
+		default:
+			return fmt.Errorf("argument must be 'yes' or 'no'")
+		}
+	case "cluster-shards":
+		return setInt(&c.ClusterShards, value, 1, 1024)
 	case "log-retain":
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n < 0 {
@@ -258,6 +276,13 @@ func (c *Config) Get(name string) (string, bool) {
 		return c.RaftAddr, true
 	case "initial-cluster":
 		return FormatCluster(c.InitialCluster), true
+	case "cluster-enabled":
+		if c.ClusterEnabled {
+			return "yes", true
+		}
+		return "no", true
+	case "cluster-shards":
+		return strconv.Itoa(c.ClusterShards), true
 	case "join":
 		if c.Join {
 			return "yes", true

@@ -46,7 +46,7 @@ func (s *Server) config() Config {
 
 func (c *Client) parseDB(arg []byte) (int, bool) {
 	n, ok := num.ParseInt(arg)
-	if !ok || n < 0 || n >= int64(c.srv.st.Databases()) {
+	if !ok || n < 0 || n >= int64(c.srv.databases()) {
 		return 0, false
 	}
 	return int(n), true
@@ -62,7 +62,11 @@ func cmdSelect(c *Client, argv [][]byte) {
 		c.reply().Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
-	if n < 0 || n >= int64(c.srv.st.Databases()) {
+	if n != 0 && c.srv.clustered() {
+		c.reply().Error(command.ErrSelectCluster)
+		return
+	}
+	if n < 0 || n >= int64(c.srv.databases()) {
 		c.reply().Error("ERR DB index is out of range")
 		return
 	}
@@ -168,7 +172,7 @@ func cmdHello(c *Client, argv [][]byte) {
 	w.BulkString("id")
 	w.Int(c.id)
 	w.BulkString("mode")
-	w.BulkString("standalone")
+	w.BulkString(c.srv.mode())
 	w.BulkString("role")
 	w.BulkString("master")
 	w.BulkString("modules")

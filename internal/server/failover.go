@@ -71,7 +71,7 @@ func cmdFailover(c *Client, argv [][]byte) {
 			return
 		}
 	}
-	sh := c.srv.shard
+	sh := c.srv.group()
 	st := sh.Status()
 	switch {
 	case c.srv.failingOver.Load():

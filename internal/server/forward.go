@@ -79,7 +79,7 @@ func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
 	if c.up != nil {
 		return true
 	}
-	return cmd != nil && !c.srv.shard.IsLeader()
+	return cmd != nil && !c.srv.group().IsLeader()
 }
 
 // forward sends argv to the leader; its reply is read by waitPending.
@@ -211,7 +211,7 @@ func (u *upstream) sendAs(argv [][]byte, r upReply) {
 // dialLeader opens the client's connection to the leader and gives it the
 // client's state: password, protocol, database, name.
 func (c *Client) dialLeader() error {
-	addr := c.srv.shard.LeaderAddr()
+	addr := c.srv.group().LeaderAddr()
 	if addr == "" {
 		return errNoLeader
 	}

@@ -118,7 +118,7 @@ func cmdMigrate(c *Client, argv [][]byte) {
 	items, watches := c.readForMigrate(a.keys)
 	defer func() {
 		for _, k := range watches {
-			c.srv.shard.Watches.Unwatch(k.DB, k.Key)
+			c.sh.Watches.Unwatch(k.DB, k.Key)
 		}
 	}()
 	if len(items) == 0 {
@@ -150,10 +150,10 @@ func (c *Client) readForMigrate(keys [][]byte) ([]migrateItem, []shard.WatchKey)
 			continue
 		}
 		seen[string(key)] = true
-		watches = append(watches, shard.WatchKey{DB: c.db, Key: key, Index: c.srv.shard.Watch(c.db, key)})
+		watches = append(watches, shard.WatchKey{DB: c.db, Key: key, Index: c.sh.Watch(c.db, key)})
 	}
 	now := nowMs()
-	tx := c.srv.st.ReadTx(c.db, now, true)
+	tx := c.sh.Store().ReadTx(c.db, now, true)
 	defer tx.Close()
 	var items []migrateItem
 	var found, missing []shard.WatchKey
@@ -189,7 +189,7 @@ func (c *Client) deleteMigrated(keys [][]byte, watches []shard.WatchKey) string 
 	}
 	p := getProposal(c)
 	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: [][][]byte{del}, Watch: guard}
-	err := c.srv.shard.Propose(p)
+	err := c.sh.Propose(p)
 	if err == nil && !c.await(p) {
 		return command.ErrBusy // withdrawn behind a script past its time limit
 	}

@@ -114,7 +114,7 @@ func (o *origins) count(w *pubWait) int {
 // publish is PUBLISH, and RAFT PUBLISH (origin set) on the leader, outside
 // EXEC (spliceConnReplies answers those inside).
 func (c *Client) publish(channel, message, origin []byte) {
-	if c.srv.shard.Lone() {
+	if c.srv.group().Lone() {
 		c.publishHere(channel, message)
 		return
 	}
@@ -124,7 +124,7 @@ func (c *Client) publish(channel, message, origin []byte) {
 		c.reply()
 		c.orderedOutput()
 	}
-	if origin == nil && (c.up != nil || !c.srv.shard.IsLeader()) {
+	if origin == nil && (c.up != nil || !c.srv.group().IsLeader()) {
 		w := c.srv.origins.add()
 		c.forwardAs([][]byte{[]byte("RAFT"), []byte("PUBLISH"), w.origin, channel, message}, upReply{pub: w})
 		return

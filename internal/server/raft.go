@@ -31,7 +31,7 @@ func init() {
 // lone node is a master with no replicas and offset 0, as Redis alone.
 func cmdRole(c *Client, argv [][]byte) {
 	w := c.reply()
-	sh := c.srv.shard
+	sh := c.srv.group()
 	if sh.Lone() {
 		w.ArrayLen(3)
 		w.BulkString("master")
@@ -97,7 +97,7 @@ func cmdWait(c *Client, argv [][]byte) {
 		w.Error("ERR timeout is negative")
 		return
 	}
-	sh := c.srv.shard
+	sh := c.srv.group()
 	index := sh.Applied()
 	n := sh.Replicas(index)
 	if c.execing || int64(n) >= want {
@@ -150,7 +150,7 @@ func cmdRaft(c *Client, argv [][]byte) {
 		return
 	}
 	w := c.reply()
-	sh := c.srv.shard
+	sh := c.srv.group()
 	switch {
 	case sub == "STATUS" && len(argv) == 2:
 		st := sh.Status()
@@ -246,7 +246,7 @@ func joinIDs(ids []uint64) string {
 // debugDigest is DEBUG DIGEST: a hash of all of the node's data, equal on
 // replicas that applied the same log.
 func debugDigest(c *Client) {
-	d, err := c.srv.st.Digest()
+	d, err := c.srv.group().Store().Digest()
 	if err != nil {
 		c.reply().Error("ERR " + err.Error())
 		return

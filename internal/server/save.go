@@ -15,6 +15,7 @@ import (
 
 	"basalt/internal/command"
 	"basalt/internal/rdb"
+	"basalt/internal/store"
 )
 
 // SAVE, BGSAVE, LASTSAVE and BGREWRITEAOF. basalt needs no RDB file to be
@@ -226,18 +227,26 @@ func removeSaveLeftovers(dir string) {
 // out. It returns the applied record count at that instant. The server's
 // shutdown stops it.
 func (s *Server) writeSnapshot(w io.Writer, skip command.RDBParts) (changesAt int64, err error) {
-	changesAt = s.shard.Stats.Records.Load()
-	view, err := s.st.View(time.Now().UnixMilli())
-	if err != nil {
-		return 0, err
+	changesAt = s.recordsApplied()
+	var views []*store.View
+	defer func() {
+		for _, v := range views {
+			v.Tx.Close()
+		}
+	}()
+	for _, sh := range s.shards {
+		view, err := sh.Store().View(time.Now().UnixMilli())
+		if err != nil {
+			return 0, err
+		}
+		views = append(views, view)
 	}
-	defer view.Tx.Close()
 	defer func() {
 		if r := recover(); r != nil { // a store failure panics in reads
 			err = fmt.Errorf("reading the store: %v", r)
 		}
 	}()
-	return changesAt, command.WriteRDB(stopWriter{w, s.closed}, view, s.rdbAux(), skip)
+	return changesAt, command.WriteRDB(stopWriter{w, s.closed}, views, s.rdbAux(), skip)
 }
 
 // errSaveStopped ends a save the server's shutdown interrupts.

@@ -19,7 +19,7 @@ func (c *Client) script(argv [][]byte, now int64) {
 	cmd := command.Lookup(argv[0])
 	if read {
 		w := c.reply()
-		tx := c.srv.st.ReadTx(c.db, now, true)
+		tx := c.sh.Store().ReadTx(c.db, now, true)
 		defer tx.Close()
 		cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w})
 		return

@@ -5,7 +5,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"basalt/internal/cluster"
 	"basalt/internal/command"
 	"basalt/internal/shard"
 	"basalt/internal/store"
@@ -22,15 +22,19 @@ import (
 
 // Server is one basalt process.
 type Server struct {
-	mu     sync.Mutex
-	cfg    Config
-	ln     net.Listener
-	st     *store.Store
-	shard  *shard.Shard
-	runID  string
-	start  time.Time
-	closed chan struct{}
-	once   sync.Once
+	mu  sync.Mutex
+	cfg Config
+	ln  net.Listener
+	// shards are the Raft groups this node serves (shards.go): one
+	// without cluster mode; with it, each serves the slots topo gives it,
+	// and slotShard maps each slot to its shard.
+	shards    []*shard.Shard
+	topo      *cluster.Topology
+	slotShard []*shard.Shard
+	runID     string
+	start     time.Time
+	closed    chan struct{}
+	once      sync.Once
 
 	clients map[int64]*Client
 	hub     *Hub     // pub/sub subscriptions (pubsub.go)
@@ -71,31 +75,22 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize)})
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	removeSaveLeftovers(cfg.Dir) // the store's lock says no other basalt uses dir
 	hub := newHub(cfg.OutputLimits[pubsubClass])
-	st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
 	sc := shardConfig(cfg)
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published
-	sh, err := shard.New(st, command.Apply, sc)
+	shards, topo, err := openShards(cfg, sc, func(st *store.Store) {
+		st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
+	})
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
-	if cfg.RaftAddr == "" && !sh.WaitLeader(5*time.Second) {
-		sh.Close()
-		st.Close()
-		return nil, errors.New("the shard did not elect itself leader")
-	}
+	removeSaveLeftovers(cfg.Dir) // the stores' locks say no other basalt uses dir
 	s := &Server{
 		cfg:      cfg,
-		st:       st,
-		shard:    sh,
+		shards:   shards,
+		topo:     topo,
 		runID:    newRunID(),
 		start:    time.Now(),
 		closed:   make(chan struct{}),
@@ -103,6 +98,12 @@ func New(cfg Config) (*Server, error) {
 		hub:      hub,
 		origins:  origins,
 		shutdown: make(chan struct{}),
+	}
+	if topo != nil {
+		s.slotShard = make([]*shard.Shard, cluster.SlotCount)
+		for slot, i := range topo.ShardBySlot() {
+			s.slotShard[slot] = shards[i]
+		}
 	}
 	s.tracker = newTracker(s)
 	s.applyOpsConfig(cfg)
@@ -227,24 +228,21 @@ func (s *Server) Close() error {
 		// stop it, written or not, after halting the shard so that its
 		// record is dropped, never logged. Its writes were never
 		// acknowledged: this is a crash before its reply.
-		s.shard.Halt()
+		for _, sh := range s.shards {
+			sh.Halt()
+		}
 		for command.StopScripts() {
 			time.Sleep(time.Millisecond)
 		}
 	}
 	s.wg.Wait()
-	s.shard.Close()
-	if err := s.st.SyncWAL(); err != nil {
-		slog.Error("final sync", "err", err)
-	}
-	return s.st.Close()
+	return closeShards(s.shards)
 }
 
 // expireLoop is active expiry: ten times a second it reads the expiry index
 // (never the key space) and proposes the deletion of what is due, as a
 // record, so that expiry goes through the same ordered path as any write.
 func (s *Server) expireLoop() {
-	const batch = 512
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -253,29 +251,40 @@ func (s *Server) expireLoop() {
 			return
 		case <-t.C:
 		}
-		if !s.shard.IsLeader() || s.pause.active() {
-			continue // the leader expires keys for the whole group; not while clients are paused
+		if s.pause.active() {
+			continue // not while clients are paused
 		}
-		now := time.Now().UnixMilli()
-		for db := 0; db < s.st.Databases(); db++ {
-			for {
-				tx := s.st.ReadTx(db, now, false)
-				due := s.st.Due(tx.Phys(db), now, batch)
-				tx.Close()
-				if len(due) == 0 {
-					break
-				}
-				p := shard.NewProposal(shard.Record{Kind: shard.KindExpireDue, DB: db, Cmds: [][][]byte{due}}, 2)
-				if s.shard.Propose(p) != nil {
-					break
-				}
-				<-p.Done
-				if n, err := strconv.ParseInt(strings.Trim(string(p.W.Bytes()), ":\r\n"), 10, 64); err == nil {
-					s.Stats.ExpiredKeys.Add(n) // the keys deleted; the other entries were moved
-				}
-				if len(due) < batch {
-					break
-				}
+		for _, sh := range s.shards {
+			if sh.IsLeader() { // the leader expires keys for the whole group
+				s.expireDue(sh)
+			}
+		}
+	}
+}
+
+// expireDue proposes the deletion of sh's keys that are due, in batches.
+func (s *Server) expireDue(sh *shard.Shard) {
+	const batch = 512
+	st := sh.Store()
+	now := time.Now().UnixMilli()
+	for db := 0; db < st.Databases(); db++ {
+		for {
+			tx := st.ReadTx(db, now, false)
+			due := st.Due(tx.Phys(db), now, batch)
+			tx.Close()
+			if len(due) == 0 {
+				break
+			}
+			p := shard.NewProposal(shard.Record{Kind: shard.KindExpireDue, DB: db, Cmds: [][][]byte{due}}, 2)
+			if sh.Propose(p) != nil {
+				break
+			}
+			<-p.Done
+			if n, err := strconv.ParseInt(strings.Trim(string(p.W.Bytes()), ":\r\n"), 10, 64); err == nil {
+				s.Stats.ExpiredKeys.Add(n) // the keys deleted; the other entries were moved
+			}
+			if len(due) < batch {
+				break
 			}
 		}
 	}

@@ -256,7 +256,9 @@ func (t *tracker) enable(c *Client, opts tracking, prefixes [][]byte) string {
 	} else {
 		t.clients++
 		if t.clients == 1 {
-			t.srv.st.SetInvalidation(t.invalidate)
+			for _, sh := range t.srv.shards {
+				sh.Store().SetInvalidation(t.invalidate)
+			}
 		}
 	}
 	for _, p := range prefixes {
@@ -285,7 +287,9 @@ func (t *tracker) disable(c *Client) {
 	c.track = nil
 	delete(t.bcast, c)
 	if t.clients--; t.clients == 0 {
-		t.srv.st.SetInvalidation(nil)
+		for _, sh := range t.srv.shards {
+			sh.Store().SetInvalidation(nil)
+		}
 	}
 }
 

@@ -47,6 +47,7 @@ func cmdDiscard(c *Client, argv [][]byte) {
 
 func (c *Client) endMulti() {
 	c.multi, c.multiErr, c.queued = false, false, nil
+	c.txSlot, c.txCross = -1, false
 	c.unwatchAll()
 }
 
@@ -68,22 +69,23 @@ func cmdExec(c *Client, argv [][]byte) {
 		}
 	}
 	c.multi, c.multiErr, c.queued, c.watching = false, false, nil, nil
+	c.txSlot, c.txCross = -1, false
 	w := c.reply()
 	c.execing = true
 	defer c.endExec()
-	if !c.srv.shard.Lone() && hasPublish(queued) {
+	if !c.sh.Lone() && hasPublish(queued) {
 		// In a cluster the transaction's messages go out as its record
 		// commits, before this reply is complete (see holdForExec).
 		c.holdForExec()
 	}
 	p := getProposal(c)
 	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: queued, Watch: watched}
-	err := c.srv.shard.Propose(p)
+	err := c.sh.Propose(p)
 	withdrawn := err == nil && !c.await(p)
 	// Unregister only now: until the record was applied, the apply loop had
 	// to see modifications of these keys.
 	for _, k := range watched {
-		c.srv.shard.Watches.Unwatch(k.DB, k.Key)
+		c.watchShard.Watches.Unwatch(k.DB, k.Key)
 	}
 	if withdrawn { // queued behind a script past its time limit
 		w.Error("EXECABORT Transaction discarded because of: " + command.ErrBusy)
@@ -153,8 +155,9 @@ func cmdWatch(c *Client, argv [][]byte) {
 		if c.isWatching(key) {
 			continue
 		}
-		idx := c.srv.shard.Watch(c.db, key)
-		tx := c.srv.st.ReadTx(c.db, nowMs(), false)
+		c.watchShard = c.sh
+		idx := c.sh.Watch(c.db, key)
+		tx := c.sh.Store().ReadTx(c.db, nowMs(), false)
 		// No keymiss event and no lazy expiry: WATCH is no read.
 		live, expired := tx.Alive(c.db, key), tx.ExpiredIn(c.db, key)
 		tx.Close()
@@ -179,7 +182,7 @@ func cmdUnwatch(c *Client, argv [][]byte) {
 
 func (c *Client) unwatchAll() {
 	for _, w := range c.watching {
-		c.srv.shard.Watches.Unwatch(w.DB, w.Key)
+		c.watchShard.Watches.Unwatch(w.DB, w.Key)
 	}
 	c.watching = nil
 }

@@ -7,6 +7,14 @@ import "github.com/cockroachdb/pebble/v2"
 // FLUSHALL).
 func (t *Tx) Databases() int { return len(t.dbMap) }
 
+// Clustered reports whether the Tx's store is a shard of a cluster: one
+// database, and only the keys of its slots (Store.Slots).
+func (t *Tx) Clustered() bool { return t.st.slots != nil }
+
+// OwnsSlot reports whether the Tx's store serves the hash slot (always,
+// outside cluster mode).
+func (t *Tx) OwnsSlot(slot uint16) bool { return t.st.slots == nil || t.st.slots.Contains(slot) }
+
 // CopyTo makes dst in logical database dstDB a copy of src, a live key of
 // the Tx's current database whose metadata is m: whatever dst held before
 // (any type, expired or not) is dropped, then m (expiry included) and every

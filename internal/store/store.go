@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"basalt/internal/cluster"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 )
@@ -30,6 +32,7 @@ type Store struct {
 	due       dueHints        // where Due starts (Due)
 	funcs     functionCache   // the function space FCALL reads (function.go)
 	opts      *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
+	slots     cluster.Slots   // Options.Slots
 
 	// installing orders reads against InstallSnapshot, which replaces the
 	// whole store (Pebble's data, the cache, the database map, the
@@ -63,6 +66,9 @@ type Options struct {
 	// MetaCacheSize bounds the in-memory cache of metadata entries, in
 	// bytes; 0 means DefaultMetaCacheSize, negative turns it off.
 	MetaCacheSize int64
+	// Slots are the hash slots the store's shard serves in cluster mode
+	// (nil: not in cluster mode, every key belongs here).
+	Slots cluster.Slots
 }
 
 // DefaultMetaCacheSize is the metadata cache basalt uses unless told
@@ -133,7 +139,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases), cache: newMetaCache(max(o.MetaCacheSize, 0)), opts: popts}
+	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases), cache: newMetaCache(max(o.MetaCacheSize, 0)), opts: popts, slots: o.Slots}
 	if err := s.load(); err != nil {
 		pdb.Close()
 		return nil, err
@@ -191,6 +197,10 @@ func (s *Store) Close() error {
 
 // Databases is the number of logical databases.
 func (s *Store) Databases() int { return len(s.counts) }
+
+// Slots are the hash slots the store serves in cluster mode; nil outside
+// cluster mode.
+func (s *Store) Slots() cluster.Slots { return s.slots }
 
 // Pebble exposes the engine for metrics and maintenance.
 func (s *Store) Pebble() *pebble.DB { return s.pdb }

@@ -1,0 +1,412 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"basalt/internal/cluster"
+	"basalt/internal/command"
+	"basalt/internal/resp"
+	"basalt/internal/shard"
+	"basalt/internal/store"
+)
+
+// The shards a node serves. Without cluster mode a node is one Raft group
+// holding 16 databases, exactly as before. With cluster-enabled, the 16384
+// hash slots are divided among several shards (cluster-shards), each a Raft
+// group with its own store, log and apply loop, so writes to different
+// shards apply on different cores; a client's command goes to the shard
+// of its keys' slot, and Redis Cluster's rules (CROSSSLOT, database 0 only)
+// apply. A node of a cluster serves every shard; clusters of several
+// nodes, with MOVED between them, come later (docs/cluster.md).
+
+// openShards opens the node's stores and starts their groups; prepare is
+// called on each store before its group starts.
+func openShards(cfg Config, sc shard.Config, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, error) {
+	topoPath := filepath.Join(cfg.Dir, "topology.json")
+	_, statErr := os.Stat(topoPath)
+	hasTopology := statErr == nil
+	if !cfg.ClusterEnabled {
+		if hasTopology {
+			return nil, nil, fmt.Errorf("%s holds a cluster node's data (%s): start it with --cluster-enabled yes", cfg.Dir, topoPath)
+		}
+		sh, err := openShard(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize)}, sc, prepare)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []*shard.Shard{sh}, nil, nil
+	}
+	if cfg.RaftAddr != "" || len(cfg.InitialCluster) > 1 || cfg.Join {
+		return nil, nil, errors.New("cluster-enabled serves one node for now: a sharded cluster of several nodes is not supported yet (start one node with --cluster-enabled yes, or several without it)")
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, "data")); err == nil {
+		return nil, nil, fmt.Errorf("%s holds the data of a node without cluster mode: start it without --cluster-enabled, or move its keys with basalt load-rdb", cfg.Dir)
+	}
+	topo, created, err := cluster.LoadOrCreateTopology(cfg.Dir, cfg.ClusterShards)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !created && len(topo.Shards) != cfg.ClusterShards {
+		slog.Info("cluster-shards is taken from the data directory", "shards", len(topo.Shards), "asked", cfg.ClusterShards)
+	}
+	n := int64(len(topo.Shards))
+	meta := metaCacheOption(cfg.MetaCacheSize)
+	if meta > 0 {
+		meta = max(meta/n, 1<<20)
+	}
+	var shards []*shard.Shard
+	for _, ts := range topo.Shards {
+		dir := filepath.Join(cfg.Dir, "shards", strconv.Itoa(ts.Index))
+		c := sc
+		c.RaftDir = filepath.Join(dir, "raft")
+		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: meta, Slots: ts.Slots}, c, prepare)
+		if err != nil {
+			closeShards(shards)
+			return nil, nil, fmt.Errorf("shard %d: %w", ts.Index, err)
+		}
+		shards = append(shards, sh)
+	}
+	return shards, topo, nil
+}
+
+// openShard opens one store and starts its group. A group of one voter
+// elects itself at once.
+func openShard(dir string, o store.Options, sc shard.Config, prepare func(*store.Store)) (*shard.Shard, error) {
+	st, err := store.Open(dir, o)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	prepare(st)
+	sh, err := shard.New(st, command.Apply, sc)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if sc.RaftAddr == "" && !sh.WaitLeader(5*time.Second) {
+		sh.Close()
+		st.Close()
+		return nil, errors.New("the shard did not elect itself leader")
+	}
+	return sh, nil
+}
+
+// closeShards stops the groups and closes their stores.
+func closeShards(shards []*shard.Shard) error {
+	var first error
+	for _, sh := range shards {
+		sh.Close()
+		st := sh.Store()
+		if err := st.SyncWAL(); err != nil {
+			slog.Error("final sync", "err", err)
+		}
+		if err := st.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// sumShards adds f's figure over the node's shards (INFO).
+func (s *Server) sumShards(f func(*shard.Shard) int64) int64 {
+	var n int64
+	for _, sh := range s.shards {
+		n += f(sh)
+	}
+	return n
+}
+
+// recordsApplied counts the records the node's shards applied.
+func (s *Server) recordsApplied() int64 {
+	return s.sumShards(func(sh *shard.Shard) int64 { return sh.Stats.Records.Load() })
+}
+
+// shardKeys counts a shard's keys in every database.
+func shardKeys(sh *shard.Shard) int64 {
+	var n int64
+	st := sh.Store()
+	for db := range st.Databases() {
+		tx := st.ReadTx(db, 0, false)
+		n += tx.Count()
+		tx.Close()
+	}
+	return n
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// formatSlots writes slot ranges as CLUSTER NODES does: 0-5460 5462.
+func formatSlots(slots cluster.Slots) string {
+	var b []byte
+	for i, r := range slots {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendUint(b, uint64(r.Start), 10)
+		if r.End != r.Start {
+			b = append(b, '-')
+			b = strconv.AppendUint(b, uint64(r.End), 10)
+		}
+	}
+	return string(b)
+}
+
+// clustered reports whether the node runs in cluster mode.
+func (s *Server) clustered() bool { return s.topo != nil }
+
+// mode is the server's mode as HELLO and INFO name it.
+func (s *Server) mode() string {
+	if s.clustered() {
+		return "cluster"
+	}
+	return "standalone"
+}
+
+// group is the node's Raft group outside cluster mode (RAFT, ROLE, WAIT,
+// FAILOVER and forwarding speak of it); in cluster mode, the first shard.
+func (s *Server) group() *shard.Shard { return s.shards[0] }
+
+// databases is how many databases a client may SELECT.
+func (s *Server) databases() int { return s.group().Store().Databases() }
+
+const errCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
+
+// route picks the shard of a command in cluster mode, by Redis Cluster's
+// rule (getNodeByQuery): every key of the command in one slot. Inside
+// MULTI, each queued command is checked on its own, and EXEC checks that
+// all of them and the watched keys share one shard. It answers the error
+// and reports false if the command may not run.
+func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
+	if cmd.Name == "exec" {
+		if c.multi && !c.multiErr && c.txCross {
+			c.endMulti()
+			c.rejected = kind
+			c.reply().Error(errCrossSlot)
+			return false
+		}
+		c.sh = c.srv.shards[0]
+		if c.txSlot >= 0 {
+			c.sh = c.srv.slotShard[c.txSlot]
+		}
+		if len(c.watching) > 0 && c.watchShard != c.sh {
+			if c.txSlot < 0 {
+				c.sh = c.watchShard // the transaction has no keys: run it beside the watches
+			} else {
+				c.endMulti()
+				c.reply().Error(errCrossSlot)
+				return false
+			}
+		}
+		return true
+	}
+	slot := -1
+	for _, k := range routeKeys(kind, argv) {
+		switch s := int(cluster.KeySlot(k)); {
+		case slot == -1:
+			slot = s
+		case s != slot:
+			c.rejected = kind
+			c.rejectInMulti()
+			c.reply().Error(errCrossSlot)
+			return false
+		}
+	}
+	if c.multi && !isTxControl(cmd.Name) {
+		switch {
+		case slot < 0:
+		case c.txSlot < 0:
+			c.txSlot = slot
+		case c.srv.slotShard[slot] != c.srv.slotShard[c.txSlot]:
+			c.txCross = true // Redis answers CROSSSLOT at EXEC
+		}
+		return true
+	}
+	if cmd.Name == "watch" && len(c.watching) > 0 && c.srv.slotShard[slot] != c.watchShard {
+		// The watches of one EXEC are checked by one shard's apply loop.
+		c.reply().Error(errCrossSlot)
+		return false
+	}
+	c.sh = c.srv.shards[0]
+	if slot >= 0 {
+		c.sh = c.srv.slotShard[slot]
+	}
+	return true
+}
+
+// routeKeys are the keys that route a command: those COMMAND GETKEYS
+// finds (numkeys arguments and keywords followed), not shard channels.
+func routeKeys(kind *command.Command, argv [][]byte) [][]byte {
+	if kind.GetKeys == nil && (kind.FirstKey > 0 || kind.KeySpecs == nil) {
+		return kind.Keys(argv) // no allocation
+	}
+	return kind.SpecKeys(argv)
+}
+
+// clusterWide runs, in cluster mode and outside MULTI, the keyless
+// commands that concern every shard of the node, and reports whether
+// argv was one.
+func (c *Client) clusterWide(kind *command.Command, argv [][]byte, now int64) bool {
+	switch kind.Name {
+	case "dbsize":
+		c.sumShards(kind, argv, now)
+	case "keys":
+		c.concatShards(kind, argv, now)
+	case "scan":
+		c.scanShards(kind, argv, now)
+	case "randomkey":
+		c.randomKey(kind, argv, now)
+	case "flushall", "flushdb", "function|load", "function|delete", "function|flush", "function|restore":
+		c.proposeAll(argv)
+	default:
+		return false
+	}
+	return true
+}
+
+// readEach runs a read on every shard and returns each reply.
+func (c *Client) readEach(kind *command.Command, argv [][]byte, now int64) [][]byte {
+	replies := make([][]byte, len(c.srv.shards))
+	for i, sh := range c.srv.shards {
+		w := resp.NewWriter(c.proto)
+		runRead(sh.Store(), 0, now, true, false, w, argv, kind.Run)
+		replies[i] = w.Bytes()
+	}
+	return replies
+}
+
+// sumShards answers an integer command (DBSIZE) with the sum over shards.
+func (c *Client) sumShards(kind *command.Command, argv [][]byte, now int64) {
+	w := c.reply()
+	var sum int64
+	for _, r := range c.readEach(kind, argv, now) {
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(r[1:])), 10, 64)
+		if r[0] != ':' || err != nil {
+			w.Raw(r) // an error: as the shard answered
+			return
+		}
+		sum += n
+	}
+	w.Int(sum)
+}
+
+// concatShards answers an array command (KEYS) with the shards' arrays in
+// slot order.
+func (c *Client) concatShards(kind *command.Command, argv [][]byte, now int64) {
+	w := c.reply()
+	var elems [][]byte
+	for _, r := range c.readEach(kind, argv, now) {
+		e := splitArray(r)
+		if e == nil {
+			w.Raw(r) // an error: as the shard answered
+			return
+		}
+		elems = append(elems, e...)
+	}
+	w.ArrayLen(len(elems))
+	for _, e := range elems {
+		w.Raw(e)
+	}
+}
+
+// scanShards is SCAN over the node's shards. A cursor is a key position,
+// which starts with the key's slot (store.Pos), so the cursor names the
+// shard to go on in; when that shard's keys end, the cursor moves to the
+// first slot of the next shard.
+func (c *Client) scanShards(kind *command.Command, argv [][]byte, now int64) {
+	w := c.reply()
+	cursor, err := strconv.ParseUint(string(argv[1]), 10, 64)
+	i := 0
+	if err == nil {
+		i = c.srv.shardIndex(int(min(cursor>>48, cluster.SlotCount-1)))
+	}
+	mark := w.Len()
+	runRead(c.srv.shards[i].Store(), 0, now, true, false, w, argv, kind.Run)
+	reply := w.Buf[mark:]
+	// *2 $n cursor *m keys...: a cursor of 0 ends this shard, not the scan.
+	if i+1 >= len(c.srv.shards) || !bytes.HasPrefix(reply, []byte("*2\r\n$1\r\n0\r\n")) {
+		return
+	}
+	next := strconv.FormatUint(uint64(c.srv.topo.Shards[i+1].Slots[0].Start)<<48, 10)
+	rest := append([]byte(nil), reply[len("*2\r\n$1\r\n0\r\n"):]...)
+	w.Buf = w.Buf[:mark]
+	w.ArrayLen(2)
+	w.BulkString(next)
+	w.Raw(rest)
+}
+
+// shardIndex is the index of the shard serving slot.
+func (s *Server) shardIndex(slot int) int {
+	for i, sh := range s.shards {
+		if sh == s.slotShard[slot] {
+			return i
+		}
+	}
+	return 0
+}
+
+// randomKey is RANDOMKEY: a random key of a random shard that has one.
+func (c *Client) randomKey(kind *command.Command, argv [][]byte, now int64) {
+	w := c.reply()
+	n := len(c.srv.shards)
+	first := rand.IntN(n)
+	for j := range n {
+		sh := c.srv.shards[(first+j)%n]
+		mark := w.Len()
+		runRead(sh.Store(), 0, now, true, false, w, argv, kind.Run)
+		if j == n-1 || !isNullReply(w.Buf[mark:]) {
+			return
+		}
+		w.Buf = w.Buf[:mark]
+	}
+}
+
+func isNullReply(r []byte) bool {
+	return bytes.Equal(r, []byte("$-1\r\n")) || bytes.Equal(r, []byte("_\r\n"))
+}
+
+// proposeAll applies a write to every shard (FLUSHALL, FUNCTION LOAD: the
+// function libraries are kept by each shard, so that FCALL finds them in
+// the shard of its keys) and answers the first error, or else the first
+// reply: the shards' function spaces agree, so their replies do too.
+func (c *Client) proposeAll(argv [][]byte) {
+	w := c.reply()
+	var ps []*shard.Proposal
+	var answer []byte
+	refuse := func(msg string) {
+		e := resp.NewWriter(c.proto)
+		e.Error(msg)
+		answer = e.Bytes()
+	}
+	for _, sh := range c.srv.shards {
+		p := getProposal(c)
+		p.Rec = shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}}
+		if err := sh.Propose(p); err != nil {
+			putProposal(p)
+			refuse(proposeError(err))
+			continue
+		}
+		ps = append(ps, p)
+	}
+	for _, p := range ps {
+		if !c.await(p) { // withdrawn behind a script past its time limit
+			refuse(command.ErrBusy)
+			continue
+		}
+		if b := p.W.Bytes(); answer == nil || isErrorReply(b) && !isErrorReply(answer) {
+			answer = append([]byte(nil), b...)
+		}
+		putProposal(p)
+	}
+	w.Raw(answer)
+}
