@@ -62,7 +62,6 @@ type luaEnv struct {
 	calls    uint64
 	errLine  int
 	keys     *lua.LTable // KEYS and ARGV, reused from run to run (argTable)
-	slot     int         // in cluster mode: the slot of the keys the run may touch (-1: none yet)
 	args     *lua.LTable
 	addrs    map[lua.LValue]int // what tostring shows for tables and functions
 	sub      Ctx                // of the command redis.call runs
@@ -323,7 +322,6 @@ func (e *luaEnv) run(c *Ctx, s *script, keys, args [][]byte, readOnly bool) {
 // chunk the chunk name, for error messages.
 func (e *luaEnv) invoke(c *Ctx, name, chunk string, readOnly bool, push func(L *lua.LState) (int, error)) {
 	e.c, e.sha, e.chunk, e.readOnly, e.resp, e.calls, e.errLine = c, name, chunk, readOnly, 2, 0, -1
-	e.slot = declaredSlot(c.Args)
 	clear(e.addrs)
 	db := c.Tx.DB
 	L := e.L
@@ -1069,37 +1067,18 @@ func (e *luaEnv) aclCheckCmd(L *lua.LState) int {
 
 // checkSlots is Redis Cluster's rule for a script's calls
 // (scriptVerifyClusterState): every key it touches is served by this
-// shard, and hashes to the slot of its declared keys (or, with none, of
-// the first key it touched). It depends only on the record and the shard's
-// slots, so replicas and replays decide alike.
+// shard. (Redis 7.0 lets scripts without a shebang touch keys of several
+// slots of the node; basalt lets every script, within its shard.) It
+// depends only on the record and the shard's slots, so replicas and
+// replays decide alike.
 func (e *luaEnv) checkSlots(cmd *Command, argv [][]byte) string {
 	if len(cmd.Subcommands) > 0 && len(argv) > 1 {
 		cmd = cmd.Subcommand(argv[1])
 	}
 	for _, k := range cmd.SpecKeys(argv) {
-		slot := int(cluster.KeySlot(k))
-		switch {
-		case !e.c.Tx.OwnsSlot(uint16(slot)):
+		if !e.c.Tx.OwnsSlot(cluster.KeySlot(k)) {
 			return "Script attempted to access a non local key in a cluster node"
-		case e.slot == -1:
-			e.slot = slot
-		case e.slot != slot:
-			return "Script attempted to access keys that do not hash to the same slot"
 		}
 	}
 	return ""
-}
-
-// declaredSlot is the slot of the keys a script or function call declares
-// (EVAL script numkeys key...; the connection checked that they share
-// one), -1 if none.
-func declaredSlot(args [][]byte) int {
-	if len(args) < 4 {
-		return -1
-	}
-	n, ok := num.ParseInt(args[2])
-	if !ok || n < 1 || n > int64(len(args)-3) {
-		return -1
-	}
-	return int(cluster.KeySlot(args[3]))
 }

@@ -220,7 +220,7 @@ func (c *Client) clusterShards(w *resp.Writer) {
 	w.BulkString("role")
 	w.BulkString("master")
 	w.BulkString("replication-offset")
-	w.Int(c.srv.recordsApplied())
+	w.Int(0) // as master_repl_offset in INFO
 	w.BulkString("health")
 	w.BulkString("online")
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"basalt/internal/cluster"
@@ -321,28 +322,54 @@ func (c *Client) concatShards(kind *command.Command, argv [][]byte, now int64) {
 
 // scanShards is SCAN over the node's shards. A cursor is a key position,
 // which starts with the key's slot (store.Pos), so the cursor names the
-// shard to go on in; when that shard's keys end, the cursor moves to the
-// first slot of the next shard.
+// shard to go on in; when that shard's keys end before COUNT keys were
+// found, the scan goes on from the first slot of the next shard, so a
+// small key space is scanned in one call, as in Redis.
 func (c *Client) scanShards(kind *command.Command, argv [][]byte, now int64) {
 	w := c.reply()
 	cursor, err := strconv.ParseUint(string(argv[1]), 10, 64)
-	i := 0
-	if err == nil {
-		i = c.srv.shardIndex(int(min(cursor>>48, cluster.SlotCount-1)))
-	}
-	mark := w.Len()
-	runRead(c.srv.shards[i].Store(), 0, now, true, false, w, argv, kind.Run)
-	reply := w.Buf[mark:]
-	// *2 $n cursor *m keys...: a cursor of 0 ends this shard, not the scan.
-	if i+1 >= len(c.srv.shards) || !bytes.HasPrefix(reply, []byte("*2\r\n$1\r\n0\r\n")) {
+	if err != nil {
+		runRead(c.srv.group().Store(), 0, now, true, false, w, argv, kind.Run) // its error
 		return
 	}
-	next := strconv.FormatUint(uint64(c.srv.topo.Shards[i+1].Slots[0].Start)<<48, 10)
-	rest := append([]byte(nil), reply[len("*2\r\n$1\r\n0\r\n"):]...)
-	w.Buf = w.Buf[:mark]
+	count := 10
+	for i := 2; i+1 < len(argv); i++ {
+		if strings.EqualFold(string(argv[i]), "count") {
+			if n, err := strconv.Atoi(string(argv[i+1])); err == nil && n > 0 {
+				count = n
+			}
+		}
+	}
+	args := append([][]byte(nil), argv...)
+	var keys [][]byte
+	for i := c.srv.shardIndex(int(min(cursor>>48, cluster.SlotCount-1))); ; {
+		args[1] = strconv.AppendUint(nil, cursor, 10)
+		r := resp.NewWriter(c.proto)
+		runRead(c.srv.shards[i].Store(), 0, now, true, false, r, args, kind.Run)
+		elems := splitArray(r.Bytes())
+		found := splitArray(elems[1]) // [cursor, [keys...]]
+		if len(elems) != 2 || found == nil {
+			w.Raw(r.Bytes()) // an error: as the shard answered
+			return
+		}
+		keys = append(keys, found...)
+		next, _ := strconv.ParseUint(strings.TrimSpace(string(elems[0][bytes.IndexByte(elems[0], '\n')+1:])), 10, 64)
+		cursor = next
+		if next != 0 || i+1 >= len(c.srv.shards) || len(keys) >= count {
+			if next == 0 && i+1 < len(c.srv.shards) {
+				cursor = uint64(c.srv.topo.Shards[i+1].Slots[0].Start) << 48
+			}
+			break
+		}
+		i++
+		cursor = uint64(c.srv.topo.Shards[i].Slots[0].Start) << 48
+	}
 	w.ArrayLen(2)
-	w.BulkString(next)
-	w.Raw(rest)
+	w.BulkString(strconv.FormatUint(cursor, 10))
+	w.ArrayLen(len(keys))
+	for _, k := range keys {
+		w.Raw(k)
+	}
 }
 
 // shardIndex is the index of the shard serving slot.
