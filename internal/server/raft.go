@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"math"
 	"net"
@@ -245,11 +246,20 @@ func joinIDs(ids []uint64) string {
 
 // debugDigest is DEBUG DIGEST: a hash of all of the node's data, equal on
 // replicas that applied the same log.
+// In cluster mode it hashes the shards' digests, in shard order.
 func debugDigest(c *Client) {
-	d, err := c.srv.group().Store().Digest()
-	if err != nil {
-		c.reply().Error("ERR " + err.Error())
-		return
+	h := sha256.New()
+	var d [32]byte
+	for _, sh := range c.srv.shards {
+		var err error
+		if d, err = sh.Store().Digest(); err != nil {
+			c.reply().Error("ERR " + err.Error())
+			return
+		}
+		h.Write(d[:])
+	}
+	if c.srv.clustered() {
+		copy(d[:], h.Sum(nil))
 	}
 	c.reply().Simple(hex.EncodeToString(d[:]))
 }
