@@ -186,7 +186,7 @@ const errCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
 // route picks the shard of a command in cluster mode, by Redis Cluster's
 // rule (getNodeByQuery): every key of the command in one slot. Inside
 // MULTI, each queued command is checked on its own, and EXEC checks that
-// all of them and the watched keys share one shard. It answers the error
+// all of them share one slot, and the watched keys their shard. It answers the error
 // and reports false if the command may not run.
 func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 	if cmd.Name == "exec" {
@@ -228,7 +228,7 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 		case slot < 0:
 		case c.txSlot < 0:
 			c.txSlot = slot
-		case c.srv.slotShard[slot] != c.srv.slotShard[c.txSlot]:
+		case slot != c.txSlot:
 			c.txCross = true // Redis answers CROSSSLOT at EXEC
 		}
 		return true

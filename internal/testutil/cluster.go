@@ -161,3 +161,31 @@ func ClusterMode() int {
 	n, _ := strconv.Atoi(os.Getenv("BASALT_CLUSTER"))
 	return n
 }
+
+// ShardMode reports whether BASALT_SHARDS asks the differential tests to
+// run against a node in cluster mode with that many shards, compared with a
+// redis-server in cluster mode.
+func ShardMode() int {
+	n, _ := strconv.Atoi(os.Getenv("BASALT_SHARDS"))
+	return n
+}
+
+// StartRedisCluster starts redis-server in cluster mode holding every slot,
+// and waits for its cluster to be ok.
+func StartRedisCluster(t testing.TB) *Proc {
+	t.Helper()
+	p := StartRedis(t, "--cluster-enabled", "yes")
+	c := Dial(t, p.Addr)
+	defer c.Close()
+	if r := c.Do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); r.String() != "+OK" {
+		t.Fatalf("CLUSTER ADDSLOTSRANGE: %v", r)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(c.Do("CLUSTER", "INFO").Str, "cluster_state:ok") {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server's cluster did not reach state ok")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return p
+}

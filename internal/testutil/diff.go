@@ -24,9 +24,16 @@ func NewDiff(t testing.TB, want, got string) *Diff {
 
 // StartPair starts redis-server and basalt (default arguments), both with an
 // empty data set. With BASALT_CLUSTER=N in the environment, basalt is a
-// follower of an N-node cluster, so commands go through forwarding.
+// follower of an N-node cluster, so commands go through forwarding; with
+// BASALT_SHARDS=N, both run in cluster mode (basalt with N shards).
 func StartPair(t testing.TB) (redis, basalt *Proc) {
 	t.Helper()
+	if n := ShardMode(); n > 0 {
+		// BASALT_SHARDS=4: against Redis Cluster's rules, on both sides.
+		redis = StartRedisCluster(t)
+		basalt = StartBasalt(t, "", "--cluster-enabled", "yes", "--cluster-shards", strconv.Itoa(n))
+		return redis, basalt
+	}
 	redis = StartRedis(t)
 	if n := ClusterMode(); n > 1 {
 		// BASALT_CLUSTER=3: the same tests, through a follower of a cluster.

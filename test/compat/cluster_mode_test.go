@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"basalt/internal/cluster"
 	"basalt/internal/testutil"
@@ -17,22 +16,10 @@ import (
 // node's shards.
 func startClusterPair(t *testing.T) (d *testutil.Diff, redisPort, basaltPort int) {
 	t.Helper()
-	if testutil.ClusterMode() > 1 {
+	if testutil.ClusterMode() > 1 || testutil.ShardMode() > 0 {
 		t.Skip("starts its own cluster-mode servers; run once")
 	}
-	redis := testutil.StartRedis(t, "--cluster-enabled", "yes")
-	c := testutil.Dial(t, redis.Addr)
-	defer c.Close()
-	if r := c.Do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); r.String() != "+OK" {
-		t.Fatalf("CLUSTER ADDSLOTSRANGE: %v", r)
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(c.Do("CLUSTER", "INFO").String(), "cluster_state:ok") {
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server's cluster did not reach state ok")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	redis := testutil.StartRedisCluster(t)
 	basalt := testutil.StartBasalt(t, "", "--cluster-enabled", "yes", "--cluster-shards", "4")
 	return testutil.NewDiff(t, redis.Addr, basalt.Addr), redis.Port, basalt.Port
 }
