@@ -117,6 +117,10 @@ type Config struct {
 	RaftAddr string            // the Raft transport's listen address; "" for a lone node
 	// Advertise is the client address peers forward commands to.
 	Advertise string
+	// Secret authenticates the Raft connections (see transport); ClusterID
+	// names the cluster (0: a node that joins learns it; see identity).
+	Secret    []byte
+	ClusterID uint64
 	RaftDir   string // the Raft log's directory
 	Fsync     Fsync
 	// LogRetain is how many applied entries the log keeps (0: no limit),
