@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"basalt/internal/testutil"
+	"basalt/internal/transport"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -375,4 +376,70 @@ func TestProtectedMode(t *testing.T) {
 	if got := n.send(t, at(basalt), "PING\r\n"); got != "+PONG\r\n" {
 		t.Errorf("with protected-mode no: %q", got)
 	}
+}
+
+// TestBadEntry: an entry that is not a basalt record can only come from a
+// node with the secret (here the test, posing as the leader). The
+// follower that commits it stops applying and refuses writes with a
+// logged error that says what to do, the rest of the cluster keeps
+// writing, and the operator's remedy (remove it, re-add it empty) works.
+func TestBadEntry(t *testing.T) {
+	c := testutil.StartCluster(t, 3, "--cluster-secret", testSecret)
+	l := c.WaitLeader(t, 15*time.Second)
+	f := c.Follower(t)
+	leader := testutil.Dial(t, c.Nodes[l].Addr)
+	expect(t, leader.Do("SET", "before", "1"), "+OK")
+	c.WaitConverged(t, 20*time.Second)
+	st := testutil.Status(c.Nodes[f].Addr)
+	term, _ := strconv.ParseUint(st["term"], 10, 64)
+	last, _ := strconv.ParseUint(st["log_last_index"], 10, 64)
+
+	rogue := &transport.Transport{ID: uint64(l + 1), Addr: "127.0.0.1:0", Secret: []byte(testSecret)}
+	if err := rogue.Start(func(raftpb.Message) {}); err != nil {
+		t.Fatal(err)
+	}
+	defer rogue.Stop()
+	rogue.AddPeer(uint64(f+1), c.RaftAdr[f])
+	bad := []byte("\x07 not a basalt record")
+	rogue.Send([]raftpb.Message{{Type: raftpb.MsgApp, From: uint64(l + 1), To: uint64(f + 1), Term: term,
+		Index: last, LogTerm: term, Commit: last + 1, Entries: []raftpb.Entry{{Term: term, Index: last + 1, Data: bad}}}})
+
+	want := fmt.Sprintf("raft entry %d (term %d) is not a basalt record", last+1, term)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(readLog(t, c.Nodes[f]), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower's log does not say %q", want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(readLog(t, c.Nodes[f]), "RAFT REMOVE it on the leader, then start it with an empty directory and --join yes, and RAFT ADD it") {
+		t.Errorf("the log does not say what to do")
+	}
+	follower := testutil.Dial(t, c.Nodes[f].Addr)
+	if r := follower.Do("SET", "k", "v"); !r.IsError() {
+		t.Errorf("the stopped follower took a write: %s", r)
+	}
+	if info := follower.Do("INFO", "persistence").Str; !strings.Contains(info, "aof_last_write_status:err") {
+		t.Errorf("INFO persistence does not show the failure:\n%s", info)
+	}
+	for i := range 20 {
+		expect(t, leader.Do("SET", "after", strconv.Itoa(i)), "+OK")
+	}
+
+	// The remedy.
+	expect(t, leader.Do("RAFT", "REMOVE", strconv.Itoa(f+1)), "+OK")
+	c.Nodes[f].Stop()
+	p, addr := c.Join(t, f+1, "--cluster-secret", testSecret)
+	expect(t, leader.Do("RAFT", "ADD", strconv.Itoa(f+1), addr), "+OK")
+	c.Nodes[f] = p
+	c.WaitConverged(t, 30*time.Second)
+	expect(t, testutil.Dial(t, p.Addr).Do("SET", "k", "v"), "+OK")
+}
+
+func readLog(t *testing.T, p *testutil.Proc) string {
+	b, err := os.ReadFile(p.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
