@@ -71,6 +71,7 @@ var (
 	errLongString   = errors.New("an address in the hello is too long")
 	errBadMAC       = errors.New("authentication failed: the peer does not have this node's cluster secret")
 	errOtherCluster = errors.New("the peer belongs to another cluster")
+	errNotMember    = errors.New("the node is not a member of this node's group")
 )
 
 // readHello reads a dialer's hello and returns it with its raw bytes.

@@ -83,7 +83,7 @@ func TestAuthentication(t *testing.T) {
 
 	// A member's secret but not a member; another cluster.
 	expectClosed(t, dialAs(t, b, 9, secret))
-	log2.wait(t, "node 9 is not a member")
+	log2.wait(t, "(claims node 9): the node is not a member of this node's group")
 	d := start(t, &Transport{ID: 3, Secret: secret, Cluster: 8}, func(raftpb.Message) {})
 	d.AddPeer(2, b.ListenAddr())
 	d.Send([]raftpb.Message{msg(3, 2, 0)})
@@ -115,7 +115,17 @@ func TestConnectionFlood(t *testing.T) {
 	checkGoroutines(t)
 	secret := []byte("0123456789abcdef")
 	var in inbox
-	b := start(t, &Transport{ID: 2, Secret: secret}, in.add)
+	var log logs
+	b := start(t, &Transport{ID: 2, Secret: secret, Logf: log.logf}, in.add)
+	// Strangers' failed handshakes are logged once a second at most.
+	for range 50 {
+		expectClosed(t, rawConn(t, b, hello{kind: magic, from: 1, to: 2}.bytes()+strings.Repeat("?", macSize)))
+	}
+	log.mu.Lock()
+	if len(log.lines) > 2 || len(log.lines) == 0 || !strings.Contains(log.lines[0], "authentication failed") {
+		t.Errorf("50 failed handshakes logged %d lines: %q", len(log.lines), log.lines)
+	}
+	log.mu.Unlock()
 	for i := 0; i < 3*maxPending; i++ {
 		c, err := net.Dial("tcp", b.ListenAddr())
 		if err != nil {

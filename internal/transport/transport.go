@@ -147,6 +147,9 @@ type Transport struct {
 	faults atomic.Pointer[map[uint64]fault] // copy on write
 
 	sent, dropped, received atomic.Uint64
+
+	lastRefusal      atomic.Int64 // unix ns of the last refusal logged
+	refusalsUnlogged atomic.Uint64
 }
 
 // inbound is an accepted connection: from 0 until its handshake is done.
@@ -228,6 +231,21 @@ func (t *Transport) logf(format string, args ...any) {
 	if t.Logf != nil {
 		t.Logf(format, args...)
 	}
+}
+
+// logRefusal logs a refused connection, at most one a second: a stranger
+// can open connections faster than a log should grow.
+func (t *Transport) logRefusal(line string) {
+	now := time.Now().UnixNano()
+	last := t.lastRefusal.Load()
+	if now-last < int64(time.Second) || !t.lastRefusal.CompareAndSwap(last, now) {
+		t.refusalsUnlogged.Add(1)
+		return
+	}
+	if n := t.refusalsUnlogged.Swap(0); n > 0 {
+		line += fmt.Sprintf(" (and %d other connections refused since the last such line)", n)
+	}
+	t.logf("%s", line)
 }
 
 func (t *Transport) unreachable(id uint64) {
@@ -560,11 +578,15 @@ func (t *Transport) serve(c net.Conn) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	h, err := t.serverHandshake(c, r)
 	if err == nil && !t.member(h.from) {
-		err = fmt.Errorf("node %d is not a member of this node's group", h.from)
+		err = errNotMember
 	}
 	if err != nil {
-		if h.kind != "" { // a raft transport; say why it is refused
-			t.logf("transport: %d: refused a connection from %s (claims node %d): %v", t.ID, c.RemoteAddr(), h.from, err)
+		line := fmt.Sprintf("transport: %d: refused a connection from %s (claims node %d): %v", t.ID, c.RemoteAddr(), h.from, err)
+		switch {
+		case err == errNotMember || errors.Is(err, errOtherCluster):
+			t.logf("%s", line) // from a holder of the secret: always worth a line
+		case h.kind != "": // a raft transport, but a stranger's, maybe
+			t.logRefusal(line)
 		}
 		return
 	}
