@@ -3,6 +3,8 @@
 //	basalt [--config FILE] [--port 6379] [--bind 127.0.0.1] [--dir ./basalt-data]
 //	       [--appendfsync always|everysec|no] [--requirepass PASS] [--databases 16]
 //	       [--maxclients 10000] [--gomaxprocs N] [--pprof 127.0.0.1:6060]
+//	       [--node-id N --raft-addr HOST:PORT --initial-cluster ID=HOST:PORT,...
+//	        --cluster-secret-file FILE]
 //
 // Flags are redis.conf directives with two dashes, as redis-server takes them.
 //
@@ -105,7 +107,7 @@ func parseArgs(cfg *server.Config, args []string) error {
 			continue
 		}
 		if a == "-h" || a == "--help" {
-			fmt.Println("usage: basalt [--config FILE] [--port N] [--bind ADDR] [--dir DIR] [--appendfsync always|everysec|no] [--requirepass PASS] [--databases N] [--maxclients N] [--gomaxprocs N] [--pprof ADDR]\n       basalt load-rdb [--host H] [--port P] [--replace] ... dump.rdb (load-rdb --help)")
+			fmt.Println("usage: basalt [--config FILE] [--port N] [--bind ADDR] [--dir DIR] [--appendfsync always|everysec|no] [--requirepass PASS] [--databases N] [--maxclients N] [--gomaxprocs N] [--pprof ADDR]\n             [--node-id N --raft-addr HOST:PORT --initial-cluster ID=HOST:PORT,... --cluster-secret-file FILE] (docs/replication.md)\n       basalt load-rdb [--host H] [--port P] [--replace] ... dump.rdb (load-rdb --help)")
 			os.Exit(0)
 		}
 		if !strings.HasPrefix(a, "--") {

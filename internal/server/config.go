@@ -35,6 +35,12 @@ type Config struct {
 	MetaCacheSize   int64  // in-memory metadata cache, bytes (0: off)
 	File            string // the --config file, which CONFIG REWRITE updates ("" none)
 
+	// Trust (trustConfig below): protected mode, and the secret that
+	// authenticates node-to-node traffic.
+	ProtectedMode bool
+	ClusterSecret string
+	SecretFile    string // cluster-secret-file, where ClusterSecret was read
+
 	// Replication (etcd's flag names). A server without RaftAddr is a group
 	// of one voter.
 	NodeID         uint64
@@ -93,6 +99,8 @@ func DefaultConfig() Config {
 		SlowlogMaxLen:      128,
 		LatencyTracking:    true,
 		LatencyPercentiles: []float64{50, 99, 99.9},
+
+		ProtectedMode: true,
 	}
 }
 
@@ -231,7 +239,7 @@ func (c *Config) Set(name, value string) error {
 		}
 		c.NotifyKeyspaceEvents = f
 	default:
-		return fmt.Errorf("unknown option '%s'", name)
+		return c.setTrust(strings.ToLower(name), value)
 	}
 	return nil
 }
@@ -314,7 +322,7 @@ func (c *Config) Get(name string) (string, bool) {
 		}
 		return strings.Join(parts, " "), true
 	}
-	return "", false
+	return c.getTrust(name)
 }
 
 // parsePercentiles reads latency-tracking-info-percentiles: numbers
@@ -487,4 +495,64 @@ func setInt64(dst *int64, value string, lo int64) error {
 	}
 	*dst = n
 	return nil
+}
+
+// Trust settings (docs/replication.md, "What a node trusts"). The cluster
+// secret is given at start only, and CONFIG GET does not show it.
+
+func init() { ConfigNames = append(ConfigNames, "protected-mode") }
+
+// minSecret is the shortest cluster secret accepted: a handshake seen on
+// the network lets one guess a secret offline.
+const minSecret = 16
+
+func (c *Config) setTrust(name, value string) error {
+	switch name {
+	case "protected-mode":
+		return setYesNo(&c.ProtectedMode, value)
+	case "cluster-secret":
+		if len(value) < minSecret {
+			return fmt.Errorf("the cluster secret must be at least %d characters", minSecret)
+		}
+		c.ClusterSecret = value
+	case "cluster-secret-file":
+		b, err := os.ReadFile(value)
+		if err != nil {
+			return err
+		}
+		if err := c.setTrust("cluster-secret", strings.TrimSpace(string(b))); err != nil {
+			return fmt.Errorf("%s: %v", value, err)
+		}
+		c.SecretFile = value
+	default:
+		return fmt.Errorf("unknown option '%s'", name)
+	}
+	return nil
+}
+
+func (c *Config) getTrust(name string) (string, bool) {
+	switch name {
+	case "protected-mode":
+		return yesNo(c.ProtectedMode), true
+	}
+	return "", false
+}
+
+func setYesNo(dst *bool, value string) error {
+	switch strings.ToLower(value) {
+	case "yes":
+		*dst = true
+	case "no":
+		*dst = false
+	default:
+		return fmt.Errorf("argument must be 'yes' or 'no'")
+	}
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

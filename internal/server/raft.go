@@ -2,7 +2,10 @@ package server
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"strconv"
@@ -270,4 +273,40 @@ func peerIDs(m map[uint64]string) []uint64 {
 		ids = append(ids, id)
 	}
 	return ids
+}
+
+// checkRaftTrust refuses, as Redis's protected mode refuses clients, a Raft
+// port beyond loopback that anyone who reaches it could join: without a
+// cluster secret the handshake authenticates no one. On loopback only
+// local processes reach it, and a warning says so.
+func checkRaftTrust(cfg Config) error {
+	if cfg.RaftAddr == "" || cfg.ClusterSecret != "" {
+		return nil
+	}
+	if !isLoopback(cfg.RaftAddr) {
+		return fmt.Errorf("--raft-addr %s is not a loopback address and no cluster secret is set: anyone who reaches the port could join the cluster, forge its log or stop its writes. Set cluster-secret (or cluster-secret-file) to the same secret, of at least %d characters, on every node", cfg.RaftAddr, minSecret)
+	}
+	slog.Warn("raft: no cluster secret; the Raft port trusts every process on this host (set cluster-secret)", "raft_addr", cfg.RaftAddr)
+	return nil
+}
+
+// isLoopback reports whether a listen address binds loopback only.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// clusterID names the cluster an --initial-cluster bootstraps: every
+// member computes the same one, and a data directory keeps it (see
+// shard's identity). 0 (none) for a node that joins.
+func clusterID(cfg Config) uint64 {
+	if cfg.Join || len(cfg.InitialCluster) == 0 {
+		return 0
+	}
+	sum := sha256.Sum256([]byte("basalt cluster\x00" + FormatCluster(cfg.InitialCluster)))
+	return max(binary.BigEndian.Uint64(sum[:]), 1)
 }

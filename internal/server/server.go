@@ -72,6 +72,9 @@ type Stats struct {
 
 // New opens the data directory and prepares a server; Serve starts it.
 func New(cfg Config) (*Server, error) {
+	if err := checkRaftTrust(cfg); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -133,6 +136,8 @@ func shardConfig(cfg Config) shard.Config {
 		LogRetain:      uint64(cfg.LogRetain),
 		LogRetainBytes: uint64(cfg.LogRetainBytes),
 		Peers:          map[uint64]string{},
+		Secret:         []byte(cfg.ClusterSecret),
+		ClusterID:      clusterID(cfg),
 	}
 	for id, addr := range cfg.InitialCluster {
 		if id != sc.ID {
@@ -181,6 +186,12 @@ func (s *Server) Serve() error {
 			nc.Close()
 			continue
 		}
+		if s.protectedRefuses(nc) {
+			s.Stats.Rejected.Add(1)
+			nc.Write([]byte(errProtected))
+			nc.Close()
+			continue
+		}
 		c := newClient(s, nc)
 		s.mu.Lock()
 		s.clients[c.id] = c
@@ -195,6 +206,20 @@ func (s *Server) Serve() error {
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// errProtected is Redis 7.0's answer to a client protected mode refuses.
+const errProtected = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
+
+// protectedRefuses is Redis's protected mode: with protected-mode yes and
+// no password, only clients on loopback are served.
+func (s *Server) protectedRefuses(nc net.Conn) bool {
+	cfg := s.config()
+	if !cfg.ProtectedMode || cfg.RequirePass != "" {
+		return false
+	}
+	addr, ok := nc.RemoteAddr().(*net.TCPAddr)
+	return ok && !addr.IP.IsLoopback()
 }
 
 // ShutdownRequested is closed when a client asks the server to stop.

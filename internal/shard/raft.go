@@ -1,12 +1,16 @@
 package shard
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -91,6 +95,9 @@ type node struct {
 
 	// loneFast mirrors lone() for other goroutines.
 	loneFast atomic.Bool
+	// members are the group's voters and learners, for the transport,
+	// which accepts no one else (see member).
+	members atomic.Pointer[map[uint64]bool]
 
 	reads     map[string][]readReq // ReadIndex requests in flight, by context
 	readSeq   uint64
@@ -118,7 +125,13 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 		lg.Close()
 		return nil, err
 	}
-	if last, _ := lg.LastIndex(); last == 0 && !cfg.Join {
+	last, _ := lg.LastIndex()
+	clusterID, err := checkIdentity(cfg, last == 0)
+	if err != nil {
+		lg.Close()
+		return nil, err
+	}
+	if last == 0 && !cfg.Join {
 		voters := []uint64{cfg.ID}
 		for id := range cfg.Peers {
 			if id != cfg.ID {
@@ -193,8 +206,17 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 		done:    make(chan struct{}),
 		reads:   map[string][]readReq{},
 	}
+	n.setMembers(cs)
 	if cfg.RaftAddr != "" {
 		n.tr = &transport.Transport{ID: cfg.ID, Addr: cfg.RaftAddr, Advertise: cfg.Advertise,
+			Secret: cfg.Secret, Cluster: clusterID, Member: n.member,
+			Logf: func(format string, args ...any) { slog.Warn(fmt.Sprintf(format, args...)) },
+			LearnCluster: func(id uint64) {
+				slog.Info("raft: joined the cluster", "cluster_id", fmt.Sprintf("%016x", id))
+				if err := writeIdentity(cfg.RaftDir, identity{cfg.ID, id}); err != nil {
+					slog.Error("raft: recording the cluster ID", "err", err)
+				}
+			},
 			Unreachable: func(id uint64) {
 				select {
 				case n.unreach <- id:
@@ -226,6 +248,25 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 		n.restorePeers()
 	}
 	return n, nil
+}
+
+// setMembers records the group's configuration for member.
+func (n *node) setMembers(cs raftpb.ConfState) {
+	m := map[uint64]bool{}
+	for _, ids := range [][]uint64{cs.Voters, cs.Learners, cs.VotersOutgoing, cs.LearnersNext} {
+		for _, id := range ids {
+			m[id] = true
+		}
+	}
+	n.members.Store(&m)
+}
+
+// member reports whether node id may send this node Raft messages: a
+// member of its group, or anyone authenticated while this node knows no
+// group yet (it joins, and waits for a member to send it the log).
+func (n *node) member(id uint64) bool {
+	m := *n.members.Load()
+	return len(m) == 0 || m[id]
 }
 
 // restorePeers gives the transport the addresses of members added at run
@@ -374,6 +415,7 @@ func (n *node) handleReady(rd raft.Ready) error {
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		snap := rd.Snapshot
+		n.setMembers(snap.Metadata.ConfState)
 		n.s.events <- event{snap: &snap}
 	}
 	if sync {
@@ -426,6 +468,7 @@ func (n *node) applyConf(ents []raftpb.Entry) (added bool) {
 			continue
 		}
 		cs := n.rn.ApplyConfChange(cc)
+		n.setMembers(*cs)
 		addr := string(cc.Context)
 		if err := n.log.ApplyConfChange(*cs, cc.NodeID, addr, cc.Type == raftpb.ConfChangeRemoveNode); err != nil {
 			slog.Error("raft: saving the configuration", "err", err)
@@ -547,4 +590,66 @@ func (n *node) stop() {
 	if n.tr != nil {
 		n.tr.Stop()
 	}
+}
+
+// identityFile, in the Raft directory, records which node of which cluster
+// the directory belongs to, so that it is never started as another node
+// (it would join with another's log) or used by another cluster.
+const identityFile = "identity"
+
+type identity struct{ node, cluster uint64 }
+
+// checkIdentity compares the directory's identity with cfg, records it if
+// the directory has none yet, and returns the cluster ID to use: the
+// recorded one, else cfg's, else (a new group bootstrapped without an
+// initial cluster) a random one. fresh says the log is empty.
+func checkIdentity(cfg Config, fresh bool) (uint64, error) {
+	var id identity
+	b, err := os.ReadFile(filepath.Join(cfg.RaftDir, identityFile))
+	switch {
+	case err == nil:
+		if _, err := fmt.Sscanf(string(b), "node-id %d\ncluster-id %x\n", &id.node, &id.cluster); err != nil {
+			return 0, fmt.Errorf("%s: %q is not a node identity: %v", filepath.Join(cfg.RaftDir, identityFile), b, err)
+		}
+	case !os.IsNotExist(err):
+		return 0, err
+	}
+	dir := filepath.Dir(cfg.RaftDir)
+	switch {
+	case id.node != 0 && id.node != cfg.ID:
+		return 0, fmt.Errorf("the data directory %s belongs to node %d of cluster %016x, not node %d: start it with --node-id %d, or give node %d an empty directory", dir, id.node, id.cluster, cfg.ID, id.node, cfg.ID)
+	case id.cluster != 0 && cfg.ClusterID != 0 && id.cluster != cfg.ClusterID:
+		return 0, fmt.Errorf("the data directory %s belongs to node %d of cluster %016x, but --initial-cluster names cluster %016x: start it with the --initial-cluster it was bootstrapped with, or give it an empty directory", dir, id.node, id.cluster, cfg.ClusterID)
+	}
+	want := identity{cfg.ID, cmp.Or(id.cluster, cfg.ClusterID)}
+	if want.cluster == 0 && fresh && !cfg.Join {
+		want.cluster = rand.Uint64() | 1
+	}
+	if want == id {
+		return id.cluster, nil
+	}
+	return want.cluster, writeIdentity(cfg.RaftDir, want)
+}
+
+// writeIdentity replaces the directory's identity, durably.
+func writeIdentity(dir string, id identity) error {
+	path := filepath.Join(dir, identityFile)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "node-id %d\ncluster-id %016x\n", id.node, id.cluster)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		return fmt.Errorf("recording the node's identity: %w", err)
+	}
+	return nil
 }

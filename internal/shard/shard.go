@@ -117,6 +117,10 @@ type Config struct {
 	RaftAddr string            // the Raft transport's listen address; "" for a lone node
 	// Advertise is the client address peers forward commands to.
 	Advertise string
+	// Secret authenticates the Raft connections (see transport); ClusterID
+	// names the cluster (0: a node that joins learns it; see identity).
+	Secret    []byte
+	ClusterID uint64
 	RaftDir   string // the Raft log's directory
 	Fsync     Fsync
 	// LogRetain is how many applied entries the log keeps (0: no limit),
@@ -906,8 +910,7 @@ func (s *Shard) applyEntries(ents []raftpb.Entry) {
 			touched = s.track(tx)
 		}
 		if err := s.applyEntry(tx, e); err != nil {
-			slog.Error("applying a log entry", "index", e.Index, "err", err)
-			s.storeFailed(err)
+			s.badEntry(e, err)
 			tx.Close()
 			return
 		}
@@ -987,6 +990,17 @@ func entryID(data []byte) uint64 {
 		return 0
 	}
 	return binary.BigEndian.Uint64(data[1:9])
+}
+
+// badEntry stops the shard's writes at a committed entry it cannot decode.
+// Only an authenticated member can have put it in the log (a bug, or a
+// node of another version): applying past it would make this replica
+// differ from those that can, so it stops, and says what to do.
+func (s *Shard) badEntry(e *raftpb.Entry, err error) {
+	err = fmt.Errorf("raft entry %d (term %d) is not a basalt record (%v): this node stopped applying its log and refuses writes. An operator must replace it: RAFT REMOVE it on the leader, then start it with an empty directory and --join yes, and RAFT ADD it", e.Index, e.Term, err)
+	slog.Error(err.Error())
+	s.fail(err)
+	s.drop(err)
 }
 
 // storeFailed stops the shard's writes after the store refused a commit:

@@ -18,7 +18,7 @@ import (
 // the peer are not held up behind it, and neither side ever holds more than
 // a chunk of it:
 //
-//	header (snapMagic, sender, receiver, addresses, as on a message connection)
+//	handshake (kind snapMagic, as a message connection's; see auth.go)
 //	frame: 4-byte length, the MsgSnap
 //	chunks: 4-byte length (1 to SnapshotChunk), data; then a 0 length
 //	4-byte CRC-32C of the data
@@ -32,7 +32,7 @@ import (
 // one in flight stands for it.
 
 const (
-	snapMagic = "bRs2"
+	snapMagic = "bRs3"
 	// SnapshotChunk is the largest chunk of snapshot data in one frame.
 	SnapshotChunk = 1 << 20
 	// snapTimeout bounds each write and read of a chunk, and the wait for
@@ -196,17 +196,9 @@ func (w *chunkWriter) close() error {
 func (t *Transport) receiveSnapshot(c net.Conn, r *bufio.Reader, from uint64) {
 	start := time.Now()
 	c.SetReadDeadline(time.Now().Add(snapTimeout))
-	var lenb [4]byte
-	if _, err := io.ReadFull(r, lenb[:]); err != nil {
-		return
-	}
-	n := int(binary.BigEndian.Uint32(lenb[:]))
-	if n > t.MaxMessageSize {
-		t.logf("transport: %d: %d bytes from %d is over the limit", t.ID, n, from)
-		return
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
+	buf, err := readFrame(r, nil, t.MaxMessageSize)
+	if err != nil {
+		t.logf("transport: %d: snapshot from %d: %v", t.ID, from, err)
 		return
 	}
 	var m raftpb.Message
@@ -214,11 +206,10 @@ func (t *Transport) receiveSnapshot(c net.Conn, r *bufio.Reader, from uint64) {
 		t.logf("transport: %d: bad snapshot message from %d: %v", t.ID, from, err)
 		return
 	}
-	if m.To != t.ID || t.fault(m.From).in || t.fault(from).in {
+	if !t.accepts(m, from) {
 		return
 	}
 	cr := &chunkReader{t: t, from: from, c: c, r: r}
-	var err error
 	if t.SnapshotSink != nil {
 		err = t.SnapshotSink(m, cr)
 	} else {

@@ -22,15 +22,21 @@
 // and the peer is reported unreachable (raft then slows down to probing it).
 // Lost connections are redialed with exponential backoff.
 //
-// Wire format: a connection starts with a header (magic, sender ID,
-// receiver ID, then the sender's listen address and its Advertise string,
-// each after a 2-byte length; the receiver closes connections meant for
-// another node, and learns the address of a sender it has no peer entry
-// for: a member added at run time knows no one until they dial it), then
-// carries frames of a 4-byte big-endian length and msg.Marshal().
-// Frames over MaxMessageSize are refused by both ends. A MsgSnap travels on
-// a connection of its own, followed by the snapshot's data in chunks (see
-// snapshot.go).
+// Wire format: a connection starts with the handshake of auth.go, which
+// authenticates both ends on the cluster secret. A node accepts a
+// connection only from a member of its group (Member) and takes the
+// sender's raft address and advertise string only then: a member added at
+// run time knows no one until they dial it. Then come frames of a 4-byte
+// big-endian length and msg.Marshal(); a message whose From is not the
+// authenticated peer is dropped. Frames over MaxMessageSize are refused by
+// both ends. A MsgSnap travels on a connection of its own, followed by the
+// snapshot's data in chunks (see snapshot.go).
+//
+// Inbound connections are bounded: at most maxPending are in their
+// handshake at once (a new one closes the oldest), each has
+// handshakeTimeout to finish it, and a peer keeps at most perPeerConns
+// (a new one closes its oldest), so a flood costs a bounded number of
+// descriptors and bytes and cannot lock members out.
 //
 // For tests, Partition and Heal drop all traffic to and from one peer at
 // this node, so chaos tests can cut a node off without network namespaces.
@@ -44,6 +50,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,12 +60,18 @@ import (
 
 const (
 	// DefaultMaxMessageSize bounds one message when MaxMessageSize is 0.
+	// raft's MaxSizePerMsg (1 MB in basalt) bounds a batch of entries, but
+	// one entry goes alone whatever its size, and an entry is a group of
+	// client writes: the bound is what one write may weigh in a cluster.
+	// Frames are read as their bytes arrive, so a peer that announces a
+	// big one and sends little costs little.
 	DefaultMaxMessageSize = 64 << 20
 	// DefaultQueueSize is the per-peer queue length when QueueSize is 0.
 	DefaultQueueSize = 4096
 
-	magic        = "bRt2"
-	headerSize   = len(magic) + 16 + 2
+	magic        = "bRt3"
+	maxPending   = 64 // inbound connections in their handshake
+	perPeerConns = 4  // authenticated inbound connections per peer
 	dialTimeout  = time.Second
 	writeTimeout = 5 * time.Second
 	minBackoff   = 20 * time.Millisecond
@@ -106,7 +119,21 @@ type Transport struct {
 	SnapshotSink   func(m raftpb.Message, r io.Reader) error
 	SnapshotDone   func(to uint64, ok bool)
 
+	// Secret is the cluster secret every connection is authenticated
+	// with (auth.go); empty is for loopback only.
+	Secret []byte
+	// Cluster is the ID of the cluster this node belongs to; 0 means not
+	// known yet (a node that joins), learnt from the first authenticated
+	// member, after which LearnCluster, if set, is called to record it.
+	Cluster      uint64
+	LearnCluster func(id uint64)
+	// Member, if set, says whether node id is a member of this node's
+	// group: connections and messages from others are refused, and their
+	// addresses never learnt. It is called from the transport's goroutines.
+	Member func(id uint64) bool
+
 	advertised sync.Map // peer ID -> string
+	clusterID  atomic.Uint64
 
 	handler func(raftpb.Message)
 	ln      net.Listener
@@ -115,11 +142,20 @@ type Transport struct {
 	mu      sync.Mutex
 	stopped bool
 	peers   map[uint64]*peer
-	inbound map[net.Conn]struct{}
+	inbound map[net.Conn]*inbound
 
 	faults atomic.Pointer[map[uint64]fault] // copy on write
 
 	sent, dropped, received atomic.Uint64
+
+	lastRefusal      atomic.Int64 // unix ns of the last refusal logged
+	refusalsUnlogged atomic.Uint64
+}
+
+// inbound is an accepted connection: from 0 until its handshake is done.
+type inbound struct {
+	from  uint64
+	since time.Time
 }
 
 // fault says which directions of a peer's traffic are dropped.
@@ -144,9 +180,10 @@ func (t *Transport) Start(handler func(raftpb.Message)) error {
 		return err
 	}
 	t.ln, t.handler = ln, handler
+	t.clusterID.Store(t.Cluster)
 	t.mu.Lock()
 	t.peers = make(map[uint64]*peer)
-	t.inbound = make(map[net.Conn]struct{})
+	t.inbound = make(map[net.Conn]*inbound)
 	t.mu.Unlock()
 	t.wg.Add(1)
 	go t.accept()
@@ -196,6 +233,21 @@ func (t *Transport) logf(format string, args ...any) {
 	}
 }
 
+// logRefusal logs a refused connection, at most one a second: a stranger
+// can open connections faster than a log should grow.
+func (t *Transport) logRefusal(line string) {
+	now := time.Now().UnixNano()
+	last := t.lastRefusal.Load()
+	if now-last < int64(time.Second) || !t.lastRefusal.CompareAndSwap(last, now) {
+		t.refusalsUnlogged.Add(1)
+		return
+	}
+	if n := t.refusalsUnlogged.Swap(0); n > 0 {
+		line += fmt.Sprintf(" (and %d other connections refused since the last such line)", n)
+	}
+	t.logf("%s", line)
+}
+
 func (t *Transport) unreachable(id uint64) {
 	if t.Unreachable != nil {
 		t.Unreachable(id)
@@ -223,7 +275,12 @@ func (t *Transport) AddPeer(id uint64, addr string) {
 	go p.run()
 }
 
-// learnPeer adds a peer that dialed us if we have no address for it.
+// member reports whether id may talk to this node.
+func (t *Transport) member(id uint64) bool {
+	return id != 0 && id != t.ID && (t.Member == nil || t.Member(id))
+}
+
+// learnPeer adds a member that dialed us if we have no address for it.
 func (t *Transport) learnPeer(id uint64, addr string) {
 	if addr == "" {
 		return
@@ -420,10 +477,10 @@ func (p *peer) run() {
 	}
 }
 
-// dial connects to the peer and sends the header, which starts with magic
-// (message connections) or snapMagic (a snapshot). The returned function
+// dial connects to the peer and authenticates the connection, for
+// messages (kind magic) or a snapshot (snapMagic). The returned function
 // cancels the watch that closes the connection when the peer is stopped.
-func (p *peer) dial(magic string) (net.Conn, func() bool, error) {
+func (p *peer) dial(kind string) (net.Conn, func() bool, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, dialTimeout)
 	defer cancel()
 	var d net.Dialer
@@ -434,18 +491,7 @@ func (p *peer) dial(magic string) (net.Conn, func() bool, error) {
 	// Close the connection as soon as the peer is stopped, so a write
 	// blocked on a peer that does not read cannot hold up Stop.
 	stop := context.AfterFunc(p.ctx, func() { c.Close() })
-	hdr := make([]byte, headerSize)
-	copy(hdr, magic)
-	binary.BigEndian.PutUint64(hdr[len(magic):], p.t.ID)
-	binary.BigEndian.PutUint64(hdr[len(magic)+8:], p.id)
-	hdr = hdr[:len(magic)+16]
-	for _, s := range []string{p.t.ListenAddr(), p.t.Advertise} {
-		s = s[:min(len(s), 1024)]
-		hdr = binary.BigEndian.AppendUint16(hdr, uint16(len(s)))
-		hdr = append(hdr, s...)
-	}
-	c.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if _, err := c.Write(hdr); err != nil {
+	if err := p.t.clientHandshake(c, kind, p.id); err != nil {
 		stop()
 		c.Close()
 		return nil, nil, err
@@ -488,14 +534,39 @@ func (t *Transport) accept() {
 			c.Close()
 			return
 		}
-		t.inbound[c] = struct{}{}
+		t.evictLocked(0, maxPending-1)
+		t.inbound[c] = &inbound{since: time.Now()}
 		t.wg.Add(1)
 		t.mu.Unlock()
 		go t.serve(c)
 	}
 }
 
-// serve reads frames from one incoming connection until it fails.
+// evictLocked closes the oldest inbound connections from node from (0:
+// those still in their handshake) until at most keep are left.
+func (t *Transport) evictLocked(from uint64, keep int) {
+	for {
+		var oldest net.Conn
+		n := 0
+		for c, in := range t.inbound {
+			if in.from != from {
+				continue
+			}
+			n++
+			if oldest == nil || in.since.Before(t.inbound[oldest].since) {
+				oldest = c
+			}
+		}
+		if n <= keep {
+			return
+		}
+		oldest.Close() // its serve goroutine removes it
+		delete(t.inbound, oldest)
+	}
+}
+
+// serve authenticates one incoming connection, then reads its frames
+// until it fails.
 func (t *Transport) serve(c net.Conn) {
 	defer t.wg.Done()
 	defer func() {
@@ -505,55 +576,40 @@ func (t *Transport) serve(c net.Conn) {
 		t.mu.Unlock()
 	}()
 	r := bufio.NewReaderSize(c, 64<<10)
-	hdr := make([]byte, headerSize)
-	c.SetReadDeadline(time.Now().Add(writeTimeout))
-	if _, err := io.ReadFull(r, hdr); err != nil {
+	h, err := t.serverHandshake(c, r)
+	if err == nil && !t.member(h.from) {
+		err = errNotMember
+	}
+	if err != nil {
+		line := fmt.Sprintf("transport: %d: refused a connection from %s (claims node %d): %v", t.ID, c.RemoteAddr(), h.from, err)
+		switch {
+		case err == errNotMember || errors.Is(err, errOtherCluster):
+			t.logf("%s", line) // from a holder of the secret: always worth a line
+		case h.kind != "": // a raft transport, but a stranger's, maybe
+			t.logRefusal(line)
+		}
 		return
 	}
-	c.SetReadDeadline(time.Time{})
-	from := binary.BigEndian.Uint64(hdr[len(magic):])
-	if kind := string(hdr[:len(magic)]); kind != magic && kind != snapMagic {
-		t.logf("transport: %d: connection from %s is not a raft transport", t.ID, c.RemoteAddr())
-		return
+	from := h.from
+	t.mu.Lock()
+	if in := t.inbound[c]; in != nil {
+		in.from, in.since = from, time.Now()
 	}
-	if to := binary.BigEndian.Uint64(hdr[len(magic)+8:]); to != t.ID {
-		t.logf("transport: %d: node %d at %s dialed us as node %d", t.ID, from, c.RemoteAddr(), to)
-		return
-	}
-	addr := make([]byte, binary.BigEndian.Uint16(hdr[len(magic)+16:]))
-	if _, err := io.ReadFull(r, addr); err != nil {
-		return
-	}
-	var advLen [2]byte
-	if _, err := io.ReadFull(r, advLen[:]); err != nil {
-		return
-	}
-	adv := make([]byte, binary.BigEndian.Uint16(advLen[:]))
-	if _, err := io.ReadFull(r, adv); err != nil {
-		return
-	}
-	t.advertised.Store(from, string(adv))
-	t.learnPeer(from, string(addr))
-	if string(hdr[:len(magic)]) == snapMagic {
+	t.evictLocked(from, perPeerConns)
+	t.mu.Unlock()
+	t.advertised.Store(from, h.advertise)
+	t.learnPeer(from, h.addr)
+	if h.kind == snapMagic {
 		t.receiveSnapshot(c, r, from)
 		return
 	}
-	var lenb [4]byte
 	var buf []byte
 	for {
-		if _, err := io.ReadFull(r, lenb[:]); err != nil {
-			return
-		}
-		n := int(binary.BigEndian.Uint32(lenb[:]))
-		if n > t.MaxMessageSize {
-			t.logf("transport: %d: %d bytes from %d is over the limit", t.ID, n, from)
-			return
-		}
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
+		buf, err = readFrame(r, buf, t.MaxMessageSize)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				t.logf("transport: %d: from %d: %v", t.ID, from, err)
+			}
 			return
 		}
 		// Unmarshal copies every byte field, so buf can be reused.
@@ -562,12 +618,47 @@ func (t *Transport) serve(c net.Conn) {
 			t.logf("transport: %d: bad message from %d: %v", t.ID, from, err)
 			return
 		}
-		if m.To != t.ID || t.fault(m.From).in || t.fault(from).in {
+		if !t.accepts(m, from) {
 			continue
 		}
 		t.received.Add(1)
 		t.handler(m)
 	}
+}
+
+// accepts reports whether message m, read from a connection authenticated
+// as node from, goes to raft: it must be from that node, still a member,
+// to this node, and not cut off by a fault.
+func (t *Transport) accepts(m raftpb.Message, from uint64) bool {
+	if m.From != from || m.To != t.ID || !t.member(from) {
+		t.dropped.Add(1)
+		t.logf("transport: %d: dropped %s from %d to %d on node %d's connection", t.ID, m.Type, m.From, m.To, from)
+		return false
+	}
+	return !t.fault(from).in
+}
+
+// readFrame reads one frame (a 4-byte length, then as many bytes) into
+// buf, growing it as the bytes arrive rather than all at once.
+func readFrame(r io.Reader, buf []byte, limit int) ([]byte, error) {
+	var lenb [4]byte
+	if _, err := io.ReadFull(r, lenb[:]); err != nil {
+		return buf, err
+	}
+	n := int(binary.BigEndian.Uint32(lenb[:]))
+	if n > limit {
+		return buf, fmt.Errorf("a frame of %d bytes is over the limit (%d)", n, limit)
+	}
+	buf = buf[:0]
+	for len(buf) < n {
+		k := min(n-len(buf), 1<<20)
+		buf = slices.Grow(buf, k)
+		if _, err := io.ReadFull(r, buf[len(buf):len(buf)+k]); err != nil {
+			return buf, noEOF(err)
+		}
+		buf = buf[:len(buf)+k]
+	}
+	return buf, nil
 }
 
 // String describes the transport for logs.

@@ -224,27 +224,49 @@ func TestMaxMessageSize(t *testing.T) {
 
 	// A receiver closes a connection that announces an oversized frame,
 	// and one that is not from a raft transport or meant for another node.
-	for _, hdr := range [][]byte{header(1, 2), []byte("GET / HTTP/1.1\r\n\r\n\r\n"), header(1, 3)} {
-		c, err := net.Dial("tcp", b.ListenAddr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		frame := binary.BigEndian.AppendUint32(nil, 1<<20)
-		c.Write(append(hdr, frame...))
-		c.SetReadDeadline(time.Now().Add(3 * time.Second))
-		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
-			t.Fatalf("header %q: read %v, want EOF", hdr, err)
-		}
-		c.Close()
+	for _, c := range []net.Conn{dialAs(t, b, 1, nil), rawConn(t, b, "GET / HTTP/1.1\r\n\r\n\r\n"), rawConn(t, b, hello{kind: magic, from: 1, to: 3}.bytes())} {
+		c.Write(binary.BigEndian.AppendUint32(nil, 1<<20))
+		expectClosed(t, c)
 	}
 }
 
-func header(from, to uint64) []byte {
-	h := []byte(magic)
-	h = binary.BigEndian.AppendUint64(h, from)
-	h = binary.BigEndian.AppendUint64(h, to)
-	h = binary.BigEndian.AppendUint16(h, 0)    // no listen address
-	return binary.BigEndian.AppendUint16(h, 0) // nothing advertised
+// dialAs opens a connection to tr that authenticates as node from with
+// secret, as an attacker that knows the secret (or a test) would.
+func dialAs(t *testing.T, tr *Transport, from uint64, secret []byte) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", tr.ListenAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := (&Transport{ID: from, Secret: secret}).clientHandshake(c, magic, tr.ID); err != nil {
+		t.Fatalf("handshake as %d: %v", from, err)
+	}
+	return c
+}
+
+// rawConn opens a connection to tr and writes b on it.
+func rawConn(t *testing.T, tr *Transport, b string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", tr.ListenAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.Write([]byte(b))
+	return c
+}
+
+func (h hello) bytes() string { return string(h.marshal()) }
+
+// expectClosed fails unless the other end closes c within a few seconds
+// (after sending whatever it sends).
+func expectClosed(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(handshakeTimeout + 2*time.Second))
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		t.Fatalf("read %v, want EOF", err)
+	}
 }
 
 // TestSlowPeer checks Send never blocks on a peer that stops reading: the
