@@ -2,12 +2,15 @@ package cluster
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 )
 
 // SlotRange is the slots Start..End, both included.
@@ -53,30 +56,69 @@ func EvenSlots(n int) []Slots {
 
 // Shard is one Raft group of the cluster and the slots it serves.
 type Shard struct {
-	Index int    `json:"index"` // position in Topology.Shards; names its directory
-	Name  string `json:"name"`  // 40 hex characters: CLUSTER SHARDS's and MYSHARDID's id
-	Slots Slots  `json:"slots"`
+	Index    int      `json:"index"` // position in Topology.Shards; its Raft group and directory
+	Name     string   `json:"name"`  // 40 hex characters
+	Slots    Slots    `json:"slots"`
+	Replicas []uint64 `json:"replicas"` // the nodes that hold a replica, the preferred leader first
 }
 
-// Topology is how a node's slots are divided among its shards, and the
-// names that Redis Cluster clients see. A node writes it when it first
-// starts in cluster mode and reads it back at every start, so the slots of
-// a shard never move with a changed flag.
+// Node is a node of the cluster.
+type Node struct {
+	ID       uint64 `json:"id"`   // --node-id
+	Name     string `json:"name"` // 40 hex characters: CLUSTER MYID, NODES
+	RaftAddr string `json:"raft_addr,omitempty"`
+}
+
+// Topology is how the slots are divided among the shards, where each
+// shard's replicas are, and the names that Redis Cluster clients see. Every
+// node of a new cluster computes the same one from the cluster's flags
+// (NewTopology) and writes it when it first starts; every later start
+// reads it back, so a shard's slots and replicas never move with a
+// changed flag.
 type Topology struct {
 	ClusterID string  `json:"cluster_id"`
-	NodeName  string  `json:"node_name"` // 40 hex characters: CLUSTER MYID
+	NodeID    uint64  `json:"node_id"` // this node
 	Epoch     uint64  `json:"epoch"`
+	Nodes     []Node  `json:"nodes"`
 	Shards    []Shard `json:"shards"`
 }
 
-// NewTopology is the topology of a new node with n shards.
-func NewTopology(n int) *Topology {
-	t := &Topology{ClusterID: randomName(), NodeName: randomName(), Epoch: 1}
+// NewTopology is the topology of a new cluster of nodes (ID -> Raft
+// address; one node with no address for a lone node) with n shards, seen
+// from node me. Names are derived from seed, so nodes given the same seed
+// agree; shard i's replicas are the replicas nodes from the i-th on (in ID
+// order), the i-th its preferred leader, so leaders spread evenly.
+func NewTopology(seed string, me uint64, nodes map[uint64]string, n, replicas int) *Topology {
+	t := &Topology{ClusterID: nameOf(seed, "cluster"), NodeID: me, Epoch: 1}
+	for id, addr := range nodes {
+		t.Nodes = append(t.Nodes, Node{ID: id, Name: nameOf(seed, fmt.Sprintf("node %d", id)), RaftAddr: addr})
+	}
+	sort.Slice(t.Nodes, func(i, j int) bool { return t.Nodes[i].ID < t.Nodes[j].ID })
 	for i, slots := range EvenSlots(n) {
-		t.Shards = append(t.Shards, Shard{Index: i, Name: randomName(), Slots: slots})
+		sh := Shard{Index: i, Name: nameOf(seed, fmt.Sprintf("shard %d", i)), Slots: slots}
+		for k := range min(replicas, len(t.Nodes)) {
+			sh.Replicas = append(sh.Replicas, t.Nodes[(i+k)%len(t.Nodes)].ID)
+		}
+		t.Shards = append(t.Shards, sh)
 	}
 	return t
 }
+
+// Node returns the node of ID id, nil if none.
+func (t *Topology) Node(id uint64) *Node {
+	for i := range t.Nodes {
+		if t.Nodes[i].ID == id {
+			return &t.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// Me is this node.
+func (t *Topology) Me() *Node { return t.Node(t.NodeID) }
+
+// Hosts reports whether shard sh has a replica on node id.
+func (sh *Shard) Hosts(id uint64) bool { return slices.Contains(sh.Replicas, id) }
 
 // ShardBySlot maps each slot to the index of the shard serving it (-1:
 // none).
@@ -98,9 +140,9 @@ func (t *Topology) ShardBySlot() []int {
 // topologyFile is where a node keeps its topology in its data directory.
 const topologyFile = "topology.json"
 
-// LoadOrCreateTopology reads dir's topology, or writes a new one of n
-// shards if there is none. created says it was new.
-func LoadOrCreateTopology(dir string, n int) (t *Topology, created bool, err error) {
+// LoadOrCreateTopology reads dir's topology, or writes create's if there
+// is none. created says it was new.
+func LoadOrCreateTopology(dir string, create func() (*Topology, error)) (t *Topology, created bool, err error) {
 	path := filepath.Join(dir, topologyFile)
 	b, err := os.ReadFile(path)
 	if err == nil {
@@ -116,10 +158,12 @@ func LoadOrCreateTopology(dir string, n int) (t *Topology, created bool, err err
 	if !errors.Is(err, os.ErrNotExist) {
 		return nil, false, err
 	}
-	if n < 1 || n > SlotCount {
-		return nil, false, fmt.Errorf("cluster-shards must be between 1 and %d", SlotCount)
+	if t, err = create(); err != nil {
+		return nil, false, err
 	}
-	t = NewTopology(n)
+	if err := t.check(); err != nil {
+		return nil, false, err
+	}
 	b, _ = json.MarshalIndent(t, "", "  ")
 	if err := writeFileSynced(path, b); err != nil {
 		return nil, false, err
@@ -129,13 +173,24 @@ func LoadOrCreateTopology(dir string, n int) (t *Topology, created bool, err err
 
 // check verifies that every slot is served by exactly one shard.
 func (t *Topology) check() error {
-	if len(t.Shards) == 0 {
-		return errors.New("no shards")
+	if len(t.Shards) == 0 || len(t.Shards) > SlotCount {
+		return fmt.Errorf("%d shards: between 1 and %d are possible", len(t.Shards), SlotCount)
+	}
+	if t.Me() == nil {
+		return fmt.Errorf("this node (%d) is not one of the cluster's nodes", t.NodeID)
 	}
 	seen := make([]bool, SlotCount)
 	for i, sh := range t.Shards {
 		if sh.Index != i {
 			return fmt.Errorf("shard %d has index %d", i, sh.Index)
+		}
+		if len(sh.Replicas) == 0 {
+			return fmt.Errorf("shard %d has no replicas", i)
+		}
+		for _, id := range sh.Replicas {
+			if t.Node(id) == nil {
+				return fmt.Errorf("shard %d has a replica on node %d, which is not in the cluster", i, id)
+			}
 		}
 		for _, r := range sh.Slots {
 			if r.Start > r.End || r.End >= SlotCount {
@@ -182,8 +237,15 @@ func writeFileSynced(path string, b []byte) error {
 	return d.Sync()
 }
 
-// randomName is a Redis Cluster node or shard name: 40 hex characters.
-func randomName() string {
+// nameOf is a Redis Cluster node or shard name (40 hex characters),
+// derived from the cluster's seed and what it names.
+func nameOf(seed, what string) string {
+	sum := sha256.Sum256([]byte(seed + "\x00" + what))
+	return hex.EncodeToString(sum[:20])
+}
+
+// RandomSeed is the seed of a lone node's topology.
+func RandomSeed() string {
 	b := make([]byte, 20)
 	rand.Read(b)
 	return hex.EncodeToString(b)

@@ -5,6 +5,7 @@
 package command
 
 import (
+	"slices"
 	"strings"
 
 	"basalt/internal/resp"
@@ -138,6 +139,32 @@ func (c *Command) Keys(argv [][]byte) [][]byte {
 		keys = append(keys, argv[i])
 	}
 	return keys
+}
+
+// SlotKeys returns the keys of argv that decide its hash slot in cluster
+// mode: those COMMAND GETKEYS finds (numkeys arguments and keywords
+// followed, shard channels left out), without allocating for a command
+// whose keys are one run of arguments.
+func (c *Command) SlotKeys(argv [][]byte) [][]byte {
+	if c.GetKeys == nil && c.plainKeys() {
+		return c.Keys(argv)
+	}
+	return c.SpecKeys(argv)
+}
+
+// plainKeys reports whether the key specs say no more than FirstKey,
+// LastKey and Step do.
+func (c *Command) plainKeys() bool {
+	switch len(c.KeySpecs) {
+	case 0:
+		return true
+	case 1:
+		s := c.KeySpecs[0]
+		last := s.LastKey == c.LastKey && s.LastKey < 0 || s.LastKey >= 0 && s.LastKey == c.LastKey-c.FirstKey
+		return s.Keyword == "" && !s.KeyNum && !s.Unknown && s.Limit <= 1 && s.Index == c.FirstKey && last &&
+			max(s.KeyStep, 1) == max(c.Step, 1) && !slices.Contains(s.Flags, "not_key")
+	}
+	return false
 }
 
 // ArityOK reports whether n arguments (the name included) fit the arity.

@@ -1075,7 +1075,7 @@ func (e *luaEnv) checkSlots(cmd *Command, argv [][]byte) string {
 	if len(cmd.Subcommands) > 0 && len(argv) > 1 {
 		cmd = cmd.Subcommand(argv[1])
 	}
-	for _, k := range cmd.SpecKeys(argv) {
+	for _, k := range cmd.SlotKeys(argv) {
 		if !e.c.Tx.OwnsSlot(cluster.KeySlot(k)) {
 			return "Script attempted to access a non local key in a cluster node"
 		}

@@ -72,8 +72,9 @@ type sortOpts struct {
 }
 
 // parseSort parses the options from argument 2, or returns Redis's error.
-// SORT_RO (readonly) knows no STORE.
-func parseSort(args [][]byte, readonly bool) (o sortOpts, errMsg string) {
+// SORT_RO (readonly) knows no STORE. In cluster mode BY with a pattern and
+// GET are refused, as they read keys of any slot.
+func parseSort(args [][]byte, readonly, clustered bool) (o sortOpts, errMsg string) {
 	o.count = -1
 	for j := 2; j < len(args); j++ {
 		left := len(args) - j - 1
@@ -100,9 +101,14 @@ func parseSort(args [][]byte, readonly bool) (o sortOpts, errMsg string) {
 			o.by = args[j+1]
 			if bytes.IndexByte(cString(o.by), '*') < 0 {
 				o.dontsort = true
+			} else if clustered {
+				return o, "ERR BY option of SORT denied in Cluster mode."
 			}
 			j++
 		case opt == "get" && left >= 1:
+			if clustered {
+				return o, "ERR GET option of SORT denied in Cluster mode."
+			}
 			o.gets = append(o.gets, args[j+1])
 			j++
 		default:
@@ -135,7 +141,7 @@ func sortRange(o *sortOpts, n int64) (start, end int64) {
 // sortRead answers SORT without STORE on a read view; with STORE it leaves
 // the command to the write path.
 func sortRead(c *Ctx) bool {
-	if o, msg := parseSort(c.Args, false); msg == "" && o.hasStore {
+	if o, msg := parseSort(c.Args, false, c.Tx.Clustered()); msg == "" && o.hasStore {
 		return false
 	}
 	sortGeneric(c, false)
@@ -151,7 +157,7 @@ type sortItem struct {
 }
 
 func sortGeneric(c *Ctx, readonly bool) {
-	o, msg := parseSort(c.Args, readonly)
+	o, msg := parseSort(c.Args, readonly, c.Tx.Clustered())
 	if msg != "" {
 		c.W.Error(msg)
 		return

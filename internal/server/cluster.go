@@ -2,6 +2,7 @@ package server
 
 import (
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -9,14 +10,18 @@ import (
 	"basalt/internal/command"
 	"basalt/internal/num"
 	"basalt/internal/resp"
+	"basalt/internal/transport"
 )
 
-// CLUSTER and ASKING (Redis 7.0's replies and errors). A node in cluster
-// mode serves all 16384 slots through its shards, so to clients it is one
-// master holding every slot: NODES, SLOTS and SHARDS describe it so, with
-// the slot ranges of its shards merged where they touch. Its address is
-// the one the client reached it at (the local end of the connection), as
-// a node that was never told its announced address has no other.
+// CLUSTER and ASKING (Redis 7.0's replies and errors). Every node of a
+// cluster holds a replica of every shard (docs/cluster.md), and leads some
+// of them: to clients each node is a master holding the slots of the
+// shards it leads. SLOTS and SHARDS list, for each shard, its leader and
+// then its other replicas (as replicas, which READONLY clients read from);
+// NODES shows every node as a master with the slots it leads. A node's own
+// address is the one the client reached it at (the local end of the
+// connection); the others' are the client addresses they advertise to
+// their peers.
 
 func init() {
 	connHandlers["cluster"] = cmdCluster
@@ -36,10 +41,10 @@ func cmdCluster(c *Client, argv [][]byte) {
 	case "info":
 		w.Verbatim("txt", c.srv.clusterInfo())
 	case "myid":
-		w.BulkString(topo.NodeName)
+		w.BulkString(topo.Me().Name)
 	case "myshardid":
-		// A lone node is the one Redis shard of its cluster.
-		w.BulkString(topo.ClusterID)
+		// The shard this node leads first, as Redis names a master's shard.
+		w.BulkString(c.srv.myShardName())
 	case "nodes":
 		w.Verbatim("txt", c.clusterNodes())
 	case "slots":
@@ -81,13 +86,13 @@ func cmdCluster(c *Client, argv [][]byte) {
 			w.Bulk(k)
 		}
 	case "replicas", "slaves":
-		if string(argv[2]) != topo.NodeName {
+		if c.srv.nodeNamed(string(argv[2])) == nil {
 			w.Error("ERR Unknown node " + string(argv[2]))
 			return
 		}
-		w.ArrayLen(0)
+		w.ArrayLen(0) // no node is only a replica
 	case "count-failure-reports":
-		if string(argv[2]) != topo.NodeName {
+		if c.srv.nodeNamed(string(argv[2])) == nil {
 			w.Error("ERR Unknown node " + string(argv[2]))
 			return
 		}
@@ -126,15 +131,50 @@ func (c *Client) slotKeys(slot uint16, fn func(key []byte) bool) {
 	tx.SlotKeys(slot, fn)
 }
 
+// nodeNamed is the cluster's node of that name, nil if none.
+func (s *Server) nodeNamed(name string) *cluster.Node {
+	for i := range s.topo.Nodes {
+		if s.topo.Nodes[i].Name == name {
+			return &s.topo.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// leaderOf is the node that leads a shard (0: none known).
+func (s *Server) leaderOf(i int) uint64 { return transport.NodeOf(s.shards[i].Leader()) }
+
+// myShardName is the name of the first shard this node leads, or of the
+// first it holds.
+func (s *Server) myShardName() string {
+	for i, sh := range s.topo.Shards {
+		if s.leaderOf(i) == s.topo.NodeID {
+			return sh.Name
+		}
+	}
+	return s.topo.Shards[0].Name
+}
+
 func (s *Server) clusterInfo() string {
 	epoch := strconv.FormatUint(s.topo.Epoch, 10)
-	return "cluster_state:ok\r\n" +
+	ok, leaders := 0, map[uint64]bool{}
+	for i, sh := range s.topo.Shards {
+		if l := s.leaderOf(i); l != 0 {
+			ok += sh.Slots.Count()
+			leaders[l] = true
+		}
+	}
+	state := "ok"
+	if ok < cluster.SlotCount {
+		state = "fail"
+	}
+	return "cluster_state:" + state + "\r\n" +
 		"cluster_slots_assigned:16384\r\n" +
-		"cluster_slots_ok:16384\r\n" +
+		"cluster_slots_ok:" + strconv.Itoa(ok) + "\r\n" +
 		"cluster_slots_pfail:0\r\n" +
-		"cluster_slots_fail:0\r\n" +
-		"cluster_known_nodes:1\r\n" +
-		"cluster_size:1\r\n" +
+		"cluster_slots_fail:" + strconv.Itoa(cluster.SlotCount-ok) + "\r\n" +
+		"cluster_known_nodes:" + strconv.Itoa(len(s.topo.Nodes)) + "\r\n" +
+		"cluster_size:" + strconv.Itoa(len(leaders)) + "\r\n" +
 		"cluster_current_epoch:" + epoch + "\r\n" +
 		"cluster_my_epoch:" + epoch + "\r\n" +
 		"cluster_stats_messages_sent:0\r\n" +
@@ -142,87 +182,185 @@ func (s *Server) clusterInfo() string {
 		"total_cluster_links_buffer_limit_exceeded:0\r\n"
 }
 
-// nodeIP is the address the client reached this node at.
-func (c *Client) nodeIP() string {
-	if a, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
-		return a.IP.String()
+// nodeAddr is where clients reach node id: ip and port, "" if unknown.
+func (c *Client) nodeAddr(id uint64) (ip string, port int) {
+	if id == c.srv.topo.NodeID {
+		if a, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
+			return a.IP.String(), c.srv.config().Port
+		}
+		return c.srv.config().Bind, c.srv.config().Port
 	}
-	return c.srv.config().Bind
+	if c.srv.host == nil {
+		return "", 0
+	}
+	host, p, err := net.SplitHostPort(c.srv.host.Transport().Advertised(id))
+	if err != nil {
+		return "", 0
+	}
+	port, _ = strconv.Atoi(p)
+	return host, port
 }
 
-// nodeSlots are the slots of every shard of the node, adjacent ranges
+// ledSlots are the slots of the shards node id leads, adjacent ranges
 // merged.
-func (s *Server) nodeSlots() cluster.Slots {
+func (s *Server) ledSlots(id uint64) cluster.Slots {
 	var out cluster.Slots
-	for slot := 0; slot < cluster.SlotCount; slot++ {
-		if s.slotShard[slot] == nil {
+	for i, sh := range s.topo.Shards {
+		if s.leaderOf(i) != id {
 			continue
 		}
-		if n := len(out); n > 0 && int(out[n-1].End) == slot-1 {
-			out[n-1].End = uint16(slot)
-		} else {
-			out = append(out, cluster.SlotRange{Start: uint16(slot), End: uint16(slot)})
+		for _, r := range sh.Slots {
+			if n := len(out); n > 0 && out[n-1].End+1 == r.Start {
+				out[n-1].End = r.End
+			} else {
+				out = append(out, r)
+			}
 		}
 	}
 	return out
 }
 
-// clusterNodes is CLUSTER NODES's line for this node: id ip:port@cport
-// flags master ping-sent pong-recv config-epoch link-state slots.
+// clusterNodes is CLUSTER NODES: a line per node, id ip:port@cport flags
+// master ping-sent pong-recv config-epoch link-state slots.
 func (c *Client) clusterNodes() string {
 	s := c.srv
-	port := strconv.Itoa(s.config().Port)
-	line := s.topo.NodeName + " " + net.JoinHostPort(c.nodeIP(), port) + "@0 myself,master - 0 0 " +
-		strconv.FormatUint(s.topo.Epoch, 10) + " connected"
-	if slots := formatSlots(s.nodeSlots()); slots != "" {
-		line += " " + slots
+	var b strings.Builder
+	for _, n := range s.topo.Nodes {
+		ip, port := c.nodeAddr(n.ID)
+		flags := "master"
+		if n.ID == s.topo.NodeID {
+			flags = "myself,master"
+		} else if ip == "" {
+			flags = "master,noaddr"
+		}
+		b.WriteString(n.Name + " " + net.JoinHostPort(ip, strconv.Itoa(port)) + "@0 " + flags + " - 0 0 " +
+			strconv.FormatUint(s.topo.Epoch, 10) + " connected")
+		if slots := formatSlots(s.ledSlots(n.ID)); slots != "" {
+			b.WriteString(" " + slots)
+		}
+		b.WriteString("\n")
 	}
-	return line + "\n"
+	return b.String()
+}
+
+// shardNodes are a shard's replicas, its leader first; ok is false while
+// it has none.
+func (s *Server) shardNodes(i int) (nodes []uint64, ok bool) {
+	leader := s.leaderOf(i)
+	if leader == 0 {
+		return nil, false
+	}
+	nodes = []uint64{leader}
+	for _, id := range s.topo.Shards[i].Replicas {
+		if id != leader {
+			nodes = append(nodes, id)
+		}
+	}
+	return nodes, true
+}
+
+// writeNode writes a node as CLUSTER SLOTS does: ip, port, id, metadata.
+func (c *Client) writeNode(w *resp.Writer, id uint64) {
+	ip, port := c.nodeAddr(id)
+	w.ArrayLen(4)
+	w.BulkString(ip)
+	w.Int(int64(port))
+	w.BulkString(c.srv.topo.Node(id).Name)
+	w.MapLen(0) // no hostname
 }
 
 func (c *Client) clusterSlots(w *resp.Writer) {
-	slots := c.srv.nodeSlots()
-	w.ArrayLen(len(slots))
-	for _, r := range slots {
-		w.ArrayLen(3)
-		w.Int(int64(r.Start))
-		w.Int(int64(r.End))
-		w.ArrayLen(4)
-		w.BulkString(c.nodeIP())
-		w.Int(int64(c.srv.config().Port))
-		w.BulkString(c.srv.topo.NodeName)
-		w.MapLen(0) // no hostname
+	type entry struct {
+		r     cluster.SlotRange
+		nodes []uint64
+	}
+	var entries []entry
+	for i, sh := range c.srv.topo.Shards {
+		nodes, ok := c.srv.shardNodes(i)
+		if !ok {
+			continue
+		}
+		for _, r := range sh.Slots {
+			if n := len(entries); n > 0 && entries[n-1].r.End+1 == r.Start && slices.Equal(entries[n-1].nodes, nodes) {
+				entries[n-1].r.End = r.End
+			} else {
+				entries = append(entries, entry{r, nodes})
+			}
+		}
+	}
+	w.ArrayLen(len(entries))
+	for _, e := range entries {
+		w.ArrayLen(2 + len(e.nodes))
+		w.Int(int64(e.r.Start))
+		w.Int(int64(e.r.End))
+		for _, id := range e.nodes {
+			c.writeNode(w, id)
+		}
 	}
 }
 
 func (c *Client) clusterShards(w *resp.Writer) {
-	slots := c.srv.nodeSlots()
-	w.ArrayLen(1)
-	w.MapLen(2)
-	w.BulkString("slots")
-	w.ArrayLen(2 * len(slots))
-	for _, r := range slots {
-		w.Int(int64(r.Start))
-		w.Int(int64(r.End))
+	// A lone node is one Redis shard holding every slot.
+	type entry struct {
+		slots cluster.Slots
+		nodes []uint64
 	}
-	w.BulkString("nodes")
-	w.ArrayLen(1)
-	w.MapLen(7)
-	ip := c.nodeIP()
-	w.BulkString("id")
-	w.BulkString(c.srv.topo.NodeName)
-	w.BulkString("port")
-	w.Int(int64(c.srv.config().Port))
-	w.BulkString("ip")
-	w.BulkString(ip)
-	w.BulkString("endpoint")
-	w.BulkString(ip)
-	w.BulkString("role")
-	w.BulkString("master")
-	w.BulkString("replication-offset")
-	w.Int(0) // as master_repl_offset in INFO
-	w.BulkString("health")
-	w.BulkString("online")
+	var entries []entry
+	for i, sh := range c.srv.topo.Shards {
+		nodes, ok := c.srv.shardNodes(i)
+		if !ok {
+			nodes = nil
+		}
+		if n := len(entries); n > 0 && slices.Equal(entries[n-1].nodes, nodes) {
+			last := &entries[n-1]
+			for _, r := range sh.Slots {
+				if k := len(last.slots); k > 0 && last.slots[k-1].End+1 == r.Start {
+					last.slots[k-1].End = r.End
+				} else {
+					last.slots = append(last.slots, r)
+				}
+			}
+			continue
+		}
+		entries = append(entries, entry{slices.Clone(sh.Slots), nodes})
+	}
+	w.ArrayLen(len(entries))
+	for _, e := range entries {
+		w.MapLen(2)
+		w.BulkString("slots")
+		w.ArrayLen(2 * len(e.slots))
+		for _, r := range e.slots {
+			w.Int(int64(r.Start))
+			w.Int(int64(r.End))
+		}
+		w.BulkString("nodes")
+		w.ArrayLen(len(e.nodes))
+		for k, id := range e.nodes {
+			ip, port := c.nodeAddr(id)
+			role, health := "master", "online"
+			if k > 0 {
+				role = "replica"
+			}
+			if ip == "" {
+				health = "fail"
+			}
+			w.MapLen(7)
+			w.BulkString("id")
+			w.BulkString(c.srv.topo.Node(id).Name)
+			w.BulkString("port")
+			w.Int(int64(port))
+			w.BulkString("ip")
+			w.BulkString(ip)
+			w.BulkString("endpoint")
+			w.BulkString(ip)
+			w.BulkString("role")
+			w.BulkString(role)
+			w.BulkString("replication-offset")
+			w.Int(0) // as master_repl_offset in INFO
+			w.BulkString("health")
+			w.BulkString(health)
+		}
+	}
 }
 
 // clusterHelp is Redis 7.0's CLUSTER HELP text.

@@ -52,6 +52,8 @@ type Config struct {
 	// Raft groups, Redis Cluster's protocol.
 	ClusterEnabled bool
 	ClusterShards  int // shards of a new node (default: the machine's cores)
+	// ClusterReplicas is how many nodes hold each shard (0: every node).
+	ClusterReplicas int
 
 	// client-output-buffer-limit by class (bufferClasses); basalt enforces
 	// the pubsub class (see pubsub.go) and shows the others.
@@ -188,6 +190,8 @@ func (c *Config) Set(name, value string) error {
 		}
 	case "cluster-shards":
 		return setInt(&c.ClusterShards, value, 1, 1024)
+	case "cluster-replicas":
+		return setInt(&c.ClusterReplicas, value, 0, 1024)
 	case "log-retain":
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n < 0 {
@@ -291,6 +295,8 @@ func (c *Config) Get(name string) (string, bool) {
 		return "no", true
 	case "cluster-shards":
 		return strconv.Itoa(c.ClusterShards), true
+	case "cluster-replicas":
+		return strconv.Itoa(c.ClusterReplicas), true
 	case "join":
 		if c.Join {
 			return "yes", true

@@ -27,6 +27,10 @@ const failoverWait = 5 * time.Second
 
 func cmdFailover(c *Client, argv [][]byte) {
 	w := c.reply()
+	if c.srv.clustered() {
+		w.Error("ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.")
+		return
+	}
 	if len(argv) == 2 && strings.EqualFold(string(argv[1]), "abort") {
 		if !c.srv.failingOver.Load() {
 			w.Error("ERR No failover in progress.")

@@ -51,6 +51,9 @@ type upstream struct {
 // Once a client forwards, everything but local commands follows, errors
 // included: the leader's MULTI must see a queued command's arity error.
 func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
+	if c.srv.clustered() {
+		return false // cluster clients follow MOVED (route, in shards.go)
+	}
 	if c.proto == 2 && c.subscribed() {
 		// RESP2's pub/sub mode: what may run is about this node, and the
 		// rest is refused here (pubsubGate).

@@ -114,7 +114,7 @@ func (o *origins) count(w *pubWait) int {
 // publish is PUBLISH, and RAFT PUBLISH (origin set) on the leader, outside
 // EXEC (spliceConnReplies answers those inside).
 func (c *Client) publish(channel, message, origin []byte) {
-	if c.srv.group().Lone() {
+	if c.sh.Lone() {
 		c.publishHere(channel, message)
 		return
 	}
@@ -124,7 +124,9 @@ func (c *Client) publish(channel, message, origin []byte) {
 		c.reply()
 		c.orderedOutput()
 	}
-	if origin == nil && (c.up != nil || !c.srv.group().IsLeader()) {
+	// In cluster mode c.sh is a shard this node leads, if any: every node
+	// holds every shard, so any shard's log reaches every node.
+	if origin == nil && (c.up != nil || !c.sh.IsLeader()) {
 		w := c.srv.origins.add()
 		c.forwardAs([][]byte{[]byte("RAFT"), []byte("PUBLISH"), w.origin, channel, message}, upReply{pub: w})
 		return

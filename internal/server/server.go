@@ -31,6 +31,7 @@ type Server struct {
 	shards    []*shard.Shard
 	topo      *cluster.Topology
 	slotShard []*shard.Shard
+	host      *shard.Host // the shards' shared transport, in a cluster of several nodes
 	runID     string
 	start     time.Time
 	closed    chan struct{}
@@ -83,7 +84,7 @@ func New(cfg Config) (*Server, error) {
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published
-	shards, topo, err := openShards(cfg, sc, func(st *store.Store) {
+	shards, topo, host, err := openShards(cfg, sc, func(st *store.Store) {
 		st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
 	})
 	if err != nil {
@@ -94,6 +95,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:      cfg,
 		shards:   shards,
 		topo:     topo,
+		host:     host,
 		runID:    newRunID(),
 		start:    time.Now(),
 		closed:   make(chan struct{}),
@@ -261,7 +263,7 @@ func (s *Server) Close() error {
 		}
 	}
 	s.wg.Wait()
-	return closeShards(s.shards)
+	return closeShards(s.shards, s.host)
 }
 
 // expireLoop is active expiry: ten times a second it reads the expiry index

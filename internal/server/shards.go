@@ -17,6 +17,7 @@ import (
 	"basalt/internal/resp"
 	"basalt/internal/shard"
 	"basalt/internal/store"
+	"basalt/internal/transport"
 )
 
 // The shards a node serves. Without cluster mode a node is one Raft group
@@ -29,33 +30,34 @@ import (
 // nodes, with MOVED between them, come later (docs/cluster.md).
 
 // openShards opens the node's stores and starts their groups; prepare is
-// called on each store before its group starts.
-func openShards(cfg Config, sc shard.Config, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, error) {
+// called on each store before its group starts. In a cluster of several
+// nodes the groups share one transport, the host's.
+func openShards(cfg Config, sc shard.Config, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
 	topoPath := filepath.Join(cfg.Dir, "topology.json")
 	_, statErr := os.Stat(topoPath)
 	hasTopology := statErr == nil
 	if !cfg.ClusterEnabled {
 		if hasTopology {
-			return nil, nil, fmt.Errorf("%s holds a cluster node's data (%s): start it with --cluster-enabled yes", cfg.Dir, topoPath)
+			return nil, nil, nil, fmt.Errorf("%s holds a cluster node's data (%s): start it with --cluster-enabled yes", cfg.Dir, topoPath)
 		}
 		sh, err := openShard(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize)}, sc, prepare)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return []*shard.Shard{sh}, nil, nil
-	}
-	if cfg.RaftAddr != "" || len(cfg.InitialCluster) > 1 || cfg.Join {
-		return nil, nil, errors.New("cluster-enabled serves one node for now: a sharded cluster of several nodes is not supported yet (start one node with --cluster-enabled yes, or several without it)")
+		return []*shard.Shard{sh}, nil, nil, nil
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Dir, "data")); err == nil {
-		return nil, nil, fmt.Errorf("%s holds the data of a node without cluster mode: start it without --cluster-enabled, or move its keys with basalt load-rdb", cfg.Dir)
+		return nil, nil, nil, fmt.Errorf("%s holds the data of a node without cluster mode: start it without --cluster-enabled, or move its keys with basalt load-rdb", cfg.Dir)
 	}
-	topo, created, err := cluster.LoadOrCreateTopology(cfg.Dir, cfg.ClusterShards)
+	topo, err := clusterTopology(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if !created && len(topo.Shards) != cfg.ClusterShards {
-		slog.Info("cluster-shards is taken from the data directory", "shards", len(topo.Shards), "asked", cfg.ClusterShards)
+	var host *shard.Host
+	if cfg.RaftAddr != "" {
+		if host, err = shard.NewHost(shard.HostConfig{NodeID: topo.NodeID, RaftAddr: cfg.RaftAddr, Advertise: sc.Advertise, Secret: sc.Secret, ClusterID: sc.ClusterID}); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	n := int64(len(topo.Shards))
 	meta := metaCacheOption(cfg.MetaCacheSize)
@@ -66,15 +68,59 @@ func openShards(cfg Config, sc shard.Config, prepare func(*store.Store)) ([]*sha
 	for _, ts := range topo.Shards {
 		dir := filepath.Join(cfg.Dir, "shards", strconv.Itoa(ts.Index))
 		c := sc
-		c.RaftDir = filepath.Join(dir, "raft")
+		c.RaftDir, c.Host = filepath.Join(dir, "raft"), host
+		c.ID = transport.ReplicaID(uint32(ts.Index), topo.NodeID)
+		c.Peers = map[uint64]string{}
+		for _, id := range ts.Replicas {
+			if id != topo.NodeID {
+				c.Peers[transport.ReplicaID(uint32(ts.Index), id)] = topo.Node(id).RaftAddr
+			}
+		}
 		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: meta, Slots: ts.Slots}, c, prepare)
 		if err != nil {
-			closeShards(shards)
-			return nil, nil, fmt.Errorf("shard %d: %w", ts.Index, err)
+			closeShards(shards, host)
+			return nil, nil, nil, fmt.Errorf("shard %d: %w", ts.Index, err)
 		}
 		shards = append(shards, sh)
 	}
-	return shards, topo, nil
+	return shards, topo, host, nil
+}
+
+// clusterTopology reads the node's topology, or computes and writes it at
+// its first start: every node of a new cluster computes the same one from
+// --initial-cluster and --cluster-shards.
+func clusterTopology(cfg Config) (*cluster.Topology, error) {
+	me := max(cfg.NodeID, 1)
+	nodes := map[uint64]string{me: ""}
+	if cfg.RaftAddr != "" {
+		nodes = cfg.InitialCluster
+	}
+	topo, created, err := cluster.LoadOrCreateTopology(cfg.Dir, func() (*cluster.Topology, error) {
+		switch {
+		case cfg.Join:
+			return nil, errors.New("cluster-enabled: adding a node to a running cluster (--join) is not supported yet")
+		case me >= 1<<32:
+			return nil, errors.New("cluster-enabled: node-id must be below 4294967296")
+		case nodes[me] != cfg.RaftAddr:
+			return nil, fmt.Errorf("cluster-enabled: --initial-cluster must name this node (%d) at its --raft-addr %s", me, cfg.RaftAddr)
+		case cfg.ClusterReplicas != 0 && cfg.ClusterReplicas != len(nodes):
+			return nil, fmt.Errorf("cluster-enabled: cluster-replicas %d: every node holds a replica of every shard for now, so it must be the number of nodes (%d)", cfg.ClusterReplicas, len(nodes))
+		}
+		seed := cluster.RandomSeed()
+		if cfg.RaftAddr != "" {
+			seed = FormatCluster(nodes) + "/" + strconv.Itoa(cfg.ClusterShards)
+		}
+		return cluster.NewTopology(seed, me, nodes, cfg.ClusterShards, len(nodes)), nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case topo.NodeID != me:
+		return nil, fmt.Errorf("the data directory %s belongs to node %d of its cluster, not node %d", cfg.Dir, topo.NodeID, me)
+	case !created && len(topo.Shards) != cfg.ClusterShards:
+		slog.Info("cluster-shards is taken from the data directory", "shards", len(topo.Shards), "asked", cfg.ClusterShards)
+	}
+	return topo, nil
 }
 
 // openShard opens one store and starts its group. A group of one voter
@@ -98,8 +144,8 @@ func openShard(dir string, o store.Options, sc shard.Config, prepare func(*store
 	return sh, nil
 }
 
-// closeShards stops the groups and closes their stores.
-func closeShards(shards []*shard.Shard) error {
+// closeShards stops the groups, closes their stores, then the host.
+func closeShards(shards []*shard.Shard, host *shard.Host) error {
 	var first error
 	for _, sh := range shards {
 		sh.Close()
@@ -110,6 +156,9 @@ func closeShards(shards []*shard.Shard) error {
 		if err := st.Close(); err != nil && first == nil {
 			first = err
 		}
+	}
+	if host != nil {
+		host.Close()
 	}
 	return first
 }
@@ -196,9 +245,14 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 			c.reply().Error(errCrossSlot)
 			return false
 		}
-		c.sh = c.srv.shards[0]
+		c.sh = c.srv.keylessShard()
 		if c.txSlot >= 0 {
 			c.sh = c.srv.slotShard[c.txSlot]
+			if !c.sh.IsLeader() { // it moved since the commands were queued
+				c.endMulti()
+				c.redirect(c.txSlot)
+				return false
+			}
 		}
 		if len(c.watching) > 0 && c.watchShard != c.sh {
 			if c.txSlot < 0 {
@@ -212,7 +266,7 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 		return true
 	}
 	slot := -1
-	for _, k := range routeKeys(kind, argv) {
+	for _, k := range kind.SlotKeys(argv) {
 		switch s := int(cluster.KeySlot(k)); {
 		case slot == -1:
 			slot = s
@@ -226,6 +280,11 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 	if c.multi && !isTxControl(cmd.Name) {
 		switch {
 		case slot < 0:
+		case !c.srv.slotShard[slot].IsLeader():
+			c.rejected = kind
+			c.rejectInMulti()
+			c.redirect(slot)
+			return false
 		case c.txSlot < 0:
 			c.txSlot = slot
 		case slot != c.txSlot:
@@ -238,20 +297,51 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 		c.reply().Error(errCrossSlot)
 		return false
 	}
-	c.sh = c.srv.shards[0]
-	if slot >= 0 {
-		c.sh = c.srv.slotShard[slot]
+	if slot < 0 {
+		c.sh = c.srv.keylessShard()
+		return true
+	}
+	c.sh = c.srv.slotShard[slot]
+	if !c.sh.IsLeader() && !(c.readonly && readsOnly(cmd, kind)) {
+		c.rejected = kind
+		c.redirect(slot)
+		return false
 	}
 	return true
 }
 
-// routeKeys are the keys that route a command: those COMMAND GETKEYS
-// finds (numkeys arguments and keywords followed), not shard channels.
-func routeKeys(kind *command.Command, argv [][]byte) [][]byte {
-	if kind.GetKeys == nil && (kind.FirstKey > 0 || kind.KeySpecs == nil) {
-		return kind.Keys(argv) // no allocation
+// redirect answers MOVED to the node that leads slot's shard, as Redis
+// Cluster answers for a slot another master serves, or CLUSTERDOWN while
+// the shard has no leader (an election, or a lost majority: a shard
+// without a majority never takes a write).
+func (c *Client) redirect(slot int) {
+	addr := c.srv.slotShard[slot].LeaderAddr()
+	if addr == "" {
+		c.reply().Error("CLUSTERDOWN The cluster is down")
+		return
 	}
-	return kind.SpecKeys(argv)
+	c.reply().Error("MOVED " + strconv.Itoa(slot) + " " + addr)
+}
+
+// readsOnly reports whether a command only reads, so that a READONLY
+// client may run it on a replica.
+func readsOnly(cmd, kind *command.Command) bool {
+	if cmd.Flags&command.Script != 0 { // EVAL may write, EVAL_RO may not
+		return cmd.Flags&command.ReadOnly != 0
+	}
+	return !kind.IsWrite() && cmd.Flags&(command.Conn|command.Blocking) == 0 && kind.Flags&command.AllowBusy == 0
+}
+
+// keylessShard is where a command without keys runs (EVAL with none,
+// PUBLISH in a cluster, MULTI with no keys): the first shard this node
+// leads, or the first shard.
+func (s *Server) keylessShard() *shard.Shard {
+	for _, sh := range s.shards {
+		if sh.IsLeader() {
+			return sh
+		}
+	}
+	return s.shards[0]
 }
 
 // clusterWide runs, in cluster mode and outside MULTI, the keyless
@@ -275,13 +365,27 @@ func (c *Client) clusterWide(kind *command.Command, argv [][]byte, now int64) bo
 	return true
 }
 
-// readEach runs a read on every shard and returns each reply.
+// led are the shards this node leads, in slot order: the keyless commands
+// that cover the key space cover theirs, as a Redis Cluster master's cover
+// the slots it serves.
+func (s *Server) led() []*shard.Shard {
+	var out []*shard.Shard
+	for _, sh := range s.shards {
+		if sh.IsLeader() {
+			out = append(out, sh)
+		}
+	}
+	return out
+}
+
+// readEach runs a read on every shard this node leads and returns each
+// reply.
 func (c *Client) readEach(kind *command.Command, argv [][]byte, now int64) [][]byte {
-	replies := make([][]byte, len(c.srv.shards))
-	for i, sh := range c.srv.shards {
+	var replies [][]byte
+	for _, sh := range c.srv.led() {
 		w := resp.NewWriter(c.proto)
 		runRead(sh.Store(), 0, now, true, false, w, argv, kind.Run)
-		replies[i] = w.Bytes()
+		replies = append(replies, w.Bytes())
 	}
 	return replies
 }
@@ -320,11 +424,11 @@ func (c *Client) concatShards(kind *command.Command, argv [][]byte, now int64) {
 	}
 }
 
-// scanShards is SCAN over the node's shards. A cursor is a key position,
-// which starts with the key's slot (store.Pos), so the cursor names the
-// shard to go on in; when that shard's keys end before COUNT keys were
-// found, the scan goes on from the first slot of the next shard, so a
-// small key space is scanned in one call, as in Redis.
+// scanShards is SCAN over the shards this node leads. A cursor is a key
+// position, which starts with the key's slot (store.Pos), so the cursor
+// names the shard to go on in; when that shard's keys end before COUNT
+// keys were found, the scan goes on from the first slot of the next shard,
+// so a small key space is scanned in one call, as in Redis.
 func (c *Client) scanShards(kind *command.Command, argv [][]byte, now int64) {
 	w := c.reply()
 	cursor, err := strconv.ParseUint(string(argv[1]), 10, 64)
@@ -340,29 +444,44 @@ func (c *Client) scanShards(kind *command.Command, argv [][]byte, now int64) {
 			}
 		}
 	}
+	shards := c.srv.shards
+	// next is the first shard from i on that this node leads (len: none).
+	next := func(i int) int {
+		for i < len(shards) && !shards[i].IsLeader() {
+			i++
+		}
+		return i
+	}
+	start := func(i int) uint64 { return uint64(c.srv.topo.Shards[i].Slots[0].Start) << 48 }
 	args := append([][]byte(nil), argv...)
 	var keys [][]byte
-	for i := c.srv.shardIndex(int(min(cursor>>48, cluster.SlotCount-1))); ; {
+	i := c.srv.shardIndex(int(min(cursor>>48, cluster.SlotCount-1)))
+	if j := next(i); j != i { // not led here (any more): on from the next one
+		i, cursor = j, 0
+		if i < len(shards) {
+			cursor = start(i)
+		}
+	}
+	for i < len(shards) {
 		args[1] = strconv.AppendUint(nil, cursor, 10)
 		r := resp.NewWriter(c.proto)
-		runRead(c.srv.shards[i].Store(), 0, now, true, false, r, args, kind.Run)
+		runRead(shards[i].Store(), 0, now, true, false, r, args, kind.Run)
 		elems := splitArray(r.Bytes())
-		found := splitArray(elems[1]) // [cursor, [keys...]]
-		if len(elems) != 2 || found == nil {
+		if len(elems) != 2 || splitArray(elems[1]) == nil {
 			w.Raw(r.Bytes()) // an error: as the shard answered
 			return
 		}
-		keys = append(keys, found...)
-		next, _ := strconv.ParseUint(strings.TrimSpace(string(elems[0][bytes.IndexByte(elems[0], '\n')+1:])), 10, 64)
-		cursor = next
-		if next != 0 || i+1 >= len(c.srv.shards) || len(keys) >= count {
-			if next == 0 && i+1 < len(c.srv.shards) {
-				cursor = uint64(c.srv.topo.Shards[i+1].Slots[0].Start) << 48
-			}
+		keys = append(keys, splitArray(elems[1])...)
+		cursor, _ = strconv.ParseUint(strings.TrimSpace(string(elems[0][bytes.IndexByte(elems[0], '\n')+1:])), 10, 64)
+		if cursor != 0 {
 			break
 		}
-		i++
-		cursor = uint64(c.srv.topo.Shards[i].Slots[0].Start) << 48
+		if i = next(i + 1); i < len(shards) {
+			cursor = start(i)
+			if len(keys) >= count {
+				break
+			}
+		}
 	}
 	w.ArrayLen(2)
 	w.BulkString(strconv.FormatUint(cursor, 10))
@@ -382,15 +501,20 @@ func (s *Server) shardIndex(slot int) int {
 	return 0
 }
 
-// randomKey is RANDOMKEY: a random key of a random shard that has one.
+// randomKey is RANDOMKEY: a random key of a random shard this node leads
+// that has one.
 func (c *Client) randomKey(kind *command.Command, argv [][]byte, now int64) {
 	w := c.reply()
-	n := len(c.srv.shards)
+	led := c.srv.led()
+	n := len(led)
+	if n == 0 {
+		w.Null()
+		return
+	}
 	first := rand.IntN(n)
 	for j := range n {
-		sh := c.srv.shards[(first+j)%n]
 		mark := w.Len()
-		runRead(sh.Store(), 0, now, true, false, w, argv, kind.Run)
+		runRead(led[(first+j)%n].Store(), 0, now, true, false, w, argv, kind.Run)
 		if j == n-1 || !isNullReply(w.Buf[mark:]) {
 			return
 		}
@@ -402,7 +526,7 @@ func isNullReply(r []byte) bool {
 	return bytes.Equal(r, []byte("$-1\r\n")) || bytes.Equal(r, []byte("_\r\n"))
 }
 
-// proposeAll applies a write to every shard (FLUSHALL, FUNCTION LOAD: the
+// proposeAll applies a write to every shard this node leads (FLUSHALL, FUNCTION LOAD: the
 // function libraries are kept by each shard, so that FCALL finds them in
 // the shard of its keys) and answers the first error, or else the first
 // reply: the shards' function spaces agree, so their replies do too.
@@ -415,7 +539,7 @@ func (c *Client) proposeAll(argv [][]byte) {
 		e.Error(msg)
 		answer = e.Bytes()
 	}
-	for _, sh := range c.srv.shards {
+	for _, sh := range c.srv.led() {
 		p := getProposal(c)
 		p.Rec = shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}}
 		if err := sh.Propose(p); err != nil {
@@ -434,6 +558,10 @@ func (c *Client) proposeAll(argv [][]byte) {
 			answer = append([]byte(nil), b...)
 		}
 		putProposal(p)
+	}
+	if answer == nil { // this node leads no shard
+		w.OK()
+		return
 	}
 	w.Raw(answer)
 }

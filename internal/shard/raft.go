@@ -78,10 +78,11 @@ type snapReport struct {
 
 // node runs the RawNode.
 type node struct {
-	s   *Shard
-	rn  *raft.RawNode
-	log *raftlog.Storage
-	tr  *transport.Transport // nil for a lone node without peers
+	s    *Shard
+	rn   *raft.RawNode
+	log  *raftlog.Storage
+	tr   *transport.Transport // nil for a lone node without peers
+	host *Host                // the transport's owner, if shared (cluster mode)
 
 	propc   chan []byte
 	recvc   chan raftpb.Message
@@ -207,7 +208,17 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 		reads:   map[string][]readReq{},
 	}
 	n.setMembers(cs)
-	if cfg.RaftAddr != "" {
+	switch {
+	case cfg.Host != nil:
+		n.tr, n.host = cfg.Host.tr, cfg.Host
+		cfg.Host.add(n)
+		for id, addr := range cfg.Peers {
+			if id != cfg.ID && addr != "" {
+				n.tr.AddPeer(transport.NodeOf(id), addr)
+			}
+		}
+		n.restorePeers()
+	case cfg.RaftAddr != "":
 		n.tr = &transport.Transport{ID: cfg.ID, Addr: cfg.RaftAddr, Advertise: cfg.Advertise,
 			Secret: cfg.Secret, Cluster: clusterID, Member: n.member,
 			Logf: func(format string, args ...any) { slog.Warn(fmt.Sprintf(format, args...)) },
@@ -217,26 +228,12 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 					slog.Error("raft: recording the cluster ID", "err", err)
 				}
 			},
-			Unreachable: func(id uint64) {
-				select {
-				case n.unreach <- id:
-				default: // a hint; one pending is enough
-				}
-			},
+			Unreachable:    n.reportUnreachable,
 			SnapshotSource: s.streamSnapshot,
 			SnapshotSink:   s.receiveSnapshot,
-			SnapshotDone: func(to uint64, ok bool) {
-				select {
-				case n.snapc <- snapReport{to, ok}:
-				case <-n.stopc:
-				}
-			}}
-		if err := n.tr.Start(func(m raftpb.Message) {
-			select {
-			case n.recvc <- m:
-			case <-n.stopc:
-			}
-		}); err != nil {
+			SnapshotDone:   n.snapshotDone,
+		}
+		if err := n.tr.Start(n.receive); err != nil {
 			lg.Close()
 			return nil, err
 		}
@@ -248,6 +245,30 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 		n.restorePeers()
 	}
 	return n, nil
+}
+
+// receive hands a message from the transport to the Raft loop.
+func (n *node) receive(m raftpb.Message) {
+	select {
+	case n.recvc <- m:
+	case <-n.stopc:
+	}
+}
+
+// reportUnreachable tells raft, soon, that a member could not be reached.
+func (n *node) reportUnreachable(id uint64) {
+	select {
+	case n.unreach <- id:
+	default: // a hint; one pending is enough
+	}
+}
+
+// snapshotDone hands the outcome of a snapshot sent to a member to raft.
+func (n *node) snapshotDone(to uint64, ok bool) {
+	select {
+	case n.snapc <- snapReport{to, ok}:
+	case <-n.stopc:
+	}
 }
 
 // setMembers records the group's configuration for member.
@@ -274,7 +295,7 @@ func (n *node) member(id uint64) bool {
 func (n *node) restorePeers() {
 	for id, addr := range n.log.Peers() {
 		if id != n.s.cfg.ID {
-			n.tr.AddPeer(id, addr)
+			n.tr.AddPeer(transport.NodeOf(id), addr)
 		}
 	}
 }
@@ -478,10 +499,12 @@ func (n *node) applyConf(ents []raftpb.Entry) (added bool) {
 			case raftpb.ConfChangeAddNode, raftpb.ConfChangeAddLearnerNode:
 				added = true
 				if addr != "" {
-					n.tr.AddPeer(cc.NodeID, addr)
+					n.tr.AddPeer(transport.NodeOf(cc.NodeID), addr)
 				}
 			case raftpb.ConfChangeRemoveNode:
-				n.tr.RemovePeer(cc.NodeID)
+				if n.host == nil { // a shared transport's peer may serve other groups
+					n.tr.RemovePeer(cc.NodeID)
+				}
 			}
 		}
 		n.loneFast.Store(n.lone())
@@ -527,7 +550,7 @@ func (n *node) status() Status {
 	if n.tr != nil {
 		st.Peers[n.s.cfg.ID] = n.tr.ListenAddr()
 		for id := range st.Peers {
-			if a := n.tr.Advertised(id); a != "" {
+			if a := n.tr.Advertised(transport.NodeOf(id)); a != "" {
 				st.Advertised[id] = a
 			}
 		}
@@ -587,7 +610,10 @@ func (n *node) transferLeadership(to uint64, timeout time.Duration) {
 func (n *node) stop() {
 	close(n.stopc)
 	<-n.done
-	if n.tr != nil {
+	switch {
+	case n.host != nil:
+		n.host.remove(n) // the host's transport outlives its shards
+	case n.tr != nil:
 		n.tr.Stop()
 	}
 }
@@ -616,12 +642,12 @@ func checkIdentity(cfg Config, fresh bool) (uint64, error) {
 	}
 	dir := filepath.Dir(cfg.RaftDir)
 	switch {
-	case id.node != 0 && id.node != cfg.ID:
-		return 0, fmt.Errorf("the data directory %s belongs to node %d of cluster %016x, not node %d: start it with --node-id %d, or give node %d an empty directory", dir, id.node, id.cluster, cfg.ID, id.node, cfg.ID)
+	case id.node != 0 && id.node != transport.NodeOf(cfg.ID):
+		return 0, fmt.Errorf("the data directory %s belongs to node %d of cluster %016x, not node %d: start it with --node-id %d, or give node %d an empty directory", dir, id.node, id.cluster, transport.NodeOf(cfg.ID), id.node, transport.NodeOf(cfg.ID))
 	case id.cluster != 0 && cfg.ClusterID != 0 && id.cluster != cfg.ClusterID:
 		return 0, fmt.Errorf("the data directory %s belongs to node %d of cluster %016x, but --initial-cluster names cluster %016x: start it with the --initial-cluster it was bootstrapped with, or give it an empty directory", dir, id.node, id.cluster, cfg.ClusterID)
 	}
-	want := identity{cfg.ID, cmp.Or(id.cluster, cfg.ClusterID)}
+	want := identity{transport.NodeOf(cfg.ID), cmp.Or(id.cluster, cfg.ClusterID)}
 	if want.cluster == 0 && fresh && !cfg.Join {
 		want.cluster = rand.Uint64() | 1
 	}

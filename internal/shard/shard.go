@@ -121,8 +121,12 @@ type Config struct {
 	// names the cluster (0: a node that joins learns it; see identity).
 	Secret    []byte
 	ClusterID uint64
-	RaftDir   string // the Raft log's directory
-	Fsync     Fsync
+	// Host, in cluster mode, is the node's transport that the shard shares
+	// with the node's other shards (ID is then a transport.ReplicaID, and
+	// RaftAddr and Secret are the host's).
+	Host    *Host
+	RaftDir string // the Raft log's directory
+	Fsync   Fsync
 	// LogRetain is how many applied entries the log keeps (0: no limit),
 	// and LogRetainBytes how many bytes of them at most (0: no limit); a
 	// follower further behind catches up from a snapshot.
@@ -383,7 +387,7 @@ func (s *Shard) LeaderAddr() string {
 	case s.node.tr == nil:
 		return ""
 	}
-	return s.node.tr.Advertised(id)
+	return s.node.tr.Advertised(transport.NodeOf(id))
 }
 
 // Status returns this node's view of the group.

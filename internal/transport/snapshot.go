@@ -49,7 +49,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func (t *Transport) sendSnapshot(m raftpb.Message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.peers[m.To]
+	p := t.peers[NodeOf(m.To)]
 	if t.stopped || p != nil && !p.snapping.CompareAndSwap(false, true) {
 		t.dropped.Add(1)
 		return

@@ -38,6 +38,13 @@
 // (a new one closes its oldest), so a flood costs a bounded number of
 // descriptors and bytes and cannot lock members out.
 //
+// One transport may carry the messages of several Raft groups (a node in
+// cluster mode hosts several shards): a message's From and To are replica
+// IDs, the node ID in the low 32 bits and the group in the high 32 (see
+// ReplicaID), and connections, peers, membership and faults are the
+// nodes'. Outside cluster mode the group is 0 and a replica ID is the node
+// ID.
+//
 // For tests, Partition and Heal drop all traffic to and from one peer at
 // this node, so chaos tests can cut a node off without network namespaces.
 package transport
@@ -349,12 +356,12 @@ func (t *Transport) Send(msgs []raftpb.Message) {
 			t.sendSnapshot(*m)
 			continue
 		}
-		if t.fault(m.To).out {
+		if t.fault(NodeOf(m.To)).out {
 			t.dropped.Add(1)
 			continue
 		}
 		t.mu.Lock()
-		p, stopped := t.peers[m.To], t.stopped
+		p, stopped := t.peers[NodeOf(m.To)], t.stopped
 		t.mu.Unlock()
 		if stopped {
 			t.dropped.Add(1)
@@ -630,7 +637,7 @@ func (t *Transport) serve(c net.Conn) {
 // as node from, goes to raft: it must be from that node, still a member,
 // to this node, and not cut off by a fault.
 func (t *Transport) accepts(m raftpb.Message, from uint64) bool {
-	if m.From != from || m.To != t.ID || !t.member(from) {
+	if NodeOf(m.From) != from || NodeOf(m.To) != t.ID || !t.member(from) {
 		t.dropped.Add(1)
 		t.logf("transport: %d: dropped %s from %d to %d on node %d's connection", t.ID, m.Type, m.From, m.To, from)
 		return false
@@ -663,3 +670,14 @@ func readFrame(r io.Reader, buf []byte, limit int) ([]byte, error) {
 
 // String describes the transport for logs.
 func (t *Transport) String() string { return fmt.Sprintf("transport %d at %s", t.ID, t.Addr) }
+
+// ReplicaID is the Raft ID of node's replica in group: node IDs stay below
+// 2^32, so that one transport between two nodes carries every group's
+// messages and the receiver tells the group from To.
+func ReplicaID(group uint32, node uint64) uint64 { return uint64(group)<<32 | node }
+
+// NodeOf is the node of a replica ID.
+func NodeOf(id uint64) uint64 { return id & (1<<32 - 1) }
+
+// GroupOf is the group of a replica ID.
+func GroupOf(id uint64) uint32 { return uint32(id >> 32) }
