@@ -165,6 +165,9 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // Serve accepts clients until Close.
 func (s *Server) Serve() error {
 	go s.expireLoop()
+	if s.host != nil {
+		go s.balanceLeaders()
+	}
 	for {
 		nc, err := s.ln.Accept()
 		if err != nil {

@@ -212,6 +212,28 @@ func formatSlots(slots cluster.Slots) string {
 	return string(b)
 }
 
+// balanceLeaders moves each shard's leadership to its preferred node (the
+// first of its replicas) whenever that node is up, so that leaders, and the
+// writes they apply first, spread evenly over the nodes, and come back to
+// a node that restarted. It looks once a second.
+func (s *Server) balanceLeaders() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-t.C:
+		}
+		for i, ts := range s.topo.Shards {
+			if pref := ts.Replicas[0]; pref != s.topo.NodeID && s.shards[i].IsLeader() {
+				// Only to a member raft saw lately (transferLeadership).
+				s.shards[i].TransferLeadershipTo(transport.ReplicaID(uint32(i), pref), time.Second)
+			}
+		}
+	}
+}
+
 // clustered reports whether the node runs in cluster mode.
 func (s *Server) clustered() bool { return s.topo != nil }
 

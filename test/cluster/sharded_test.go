@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"basalt/internal/testutil"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A sharded cluster of 3 nodes (6 shards, each replicated on every node):
+// leaders spread evenly, go-redis's ClusterClient follows MOVED, a node's
+// SIGKILL moves its shards' leadership without losing an acknowledged
+// write, the node rejoins and takes its shards back, and with a majority
+// gone the shards answer CLUSTERDOWN until it returns.
+func TestShardedCluster(t *testing.T) {
+	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6")
+	waitBalanced(t, c, 15*time.Second)
+
+	addrs := []string{c.Nodes[0].Addr, c.Nodes[1].Addr, c.Nodes[2].Addr}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16,
+		MinRetryBackoff: 20 * time.Millisecond, MaxRetryBackoff: 200 * time.Millisecond, MaxRetries: 20})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	acked := map[string]int{}
+	write := func(round int) {
+		t.Helper()
+		for i := range 300 {
+			k := "k" + strconv.Itoa(i)
+			if err := rdb.Set(ctx, k, round, 0).Err(); err != nil {
+				t.Fatalf("round %d: SET %s: %v", round, k, err)
+			}
+			acked[k] = round
+		}
+	}
+	check := func(what string) {
+		t.Helper()
+		for k, v := range acked {
+			got, err := rdb.Get(ctx, k).Int()
+			if err != nil || got != v {
+				t.Fatalf("%s: GET %s = %d, %v; want %d", what, k, got, err, v)
+			}
+		}
+	}
+	write(1)
+	check("after the first writes")
+	for i, p := range c.Nodes {
+		conn := testutil.Dial(t, p.Addr)
+		// A node serves the keys of the shards it leads, and MOVEs the rest.
+		r := conn.Do("GET", "k1")
+		if !r.IsError() && r.Str != "1" || r.IsError() && !strings.HasPrefix(r.Str, "MOVED ") {
+			t.Errorf("node %d: GET k1 = %v", i+1, r)
+		}
+		conn.Close()
+	}
+	if n, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "{acct}:a")
+		p.IncrBy(ctx, "{acct}:b", 2)
+		return nil
+	}); err != nil || len(n) != 2 {
+		t.Fatalf("MULTI/EXEC: %v %v", n, err)
+	}
+
+	// SIGKILL a node: its shards elect leaders on the others.
+	c.Nodes[1].Kill()
+	write(2)
+	check("with node 2 down")
+	c.Nodes[1].Restart(t)
+	waitBalanced(t, c, 20*time.Second)
+	check("after node 2 came back")
+	c.WaitConverged(t, 20*time.Second)
+
+	// Two of three down: no shard has a majority, and none takes a write.
+	c.Nodes[1].Kill()
+	c.Nodes[2].Kill()
+	conn := testutil.Dial(t, c.Nodes[0].Addr)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		r := conn.Do("SET", "k1", "lost")
+		if r.IsError() && r.Str == "CLUSTERDOWN The cluster is down" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("with a majority down, SET k1 = %v; want CLUSTERDOWN", r)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	conn.Close()
+	c.Nodes[1].Restart(t)
+	c.Nodes[2].Restart(t)
+	waitBalanced(t, c, 20*time.Second)
+	write(3)
+	check("after the majority came back")
+	c.WaitConverged(t, 20*time.Second)
+}
+
+// waitBalanced waits until every node reports cluster_state:ok and leads
+// as many shards as the others, each node's view the same.
+func waitBalanced(t *testing.T, c *testutil.Cluster, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for time.Now().Before(deadline) {
+		var err error
+		if last, err = balanced(c); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the cluster did not balance its leaders within %v: %s", timeout, last)
+}
+
+func balanced(c *testutil.Cluster) (string, error) {
+	var views []string
+	for _, p := range c.Nodes {
+		conn, err := testutil.DialErr(p.Addr)
+		if err != nil {
+			return "", err
+		}
+		info, err1 := conn.DoErr("CLUSTER", "INFO")
+		nodesReply, err2 := conn.DoErr("CLUSTER", "NODES")
+		conn.Close()
+		if err := errors.Join(err1, err2); err != nil {
+			return "", err
+		}
+		nodes := nodesReply.Str
+		if !strings.Contains(info.Str, "cluster_state:ok") {
+			return info.Str, errors.New("not ok")
+		}
+		// Each line's slots, without the myself flag that differs by node.
+		view := strings.ReplaceAll(nodes, "myself,", "")
+		for _, line := range strings.Split(strings.TrimSpace(view), "\n") {
+			if f := strings.Fields(line); len(f) != 10 { // two ranges each: 6 shards on 3 nodes
+				return view, errors.New("unbalanced")
+			}
+		}
+		views = append(views, view)
+	}
+	for _, v := range views[1:] {
+		if v != views[0] {
+			return strings.Join(views, "\n"), errors.New("views differ")
+		}
+	}
+	return views[0], nil
+}
