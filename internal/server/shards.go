@@ -288,7 +288,15 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 		return true
 	}
 	slot := -1
-	for _, k := range kind.SlotKeys(argv) {
+	keys := kind.SlotKeys(argv)
+	shardChannels := shardPubSub[cmd.Name]
+	if shardChannels { // routed by their channels' slot, as Redis Cluster does
+		keys = argv[1:]
+		if cmd.Name == "spublish" {
+			keys = argv[1:2]
+		}
+	}
+	for _, k := range keys {
 		switch s := int(cluster.KeySlot(k)); {
 		case slot == -1:
 			slot = s
@@ -324,13 +332,18 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 		return true
 	}
 	c.sh = c.srv.slotShard[slot]
-	if !c.sh.IsLeader() && !(c.readonly && readsOnly(cmd, kind)) {
+	// Shard channels' messages stay on the node (SPUBLISH is not logged),
+	// so publishers and subscribers meet at the shard's leader.
+	if !c.sh.IsLeader() && (shardChannels || !(c.readonly && readsOnly(cmd, kind))) {
 		c.rejected = kind
 		c.redirect(slot)
 		return false
 	}
 	return true
 }
+
+// shardPubSub are the commands of shard channels (Redis 7's sharded pub/sub).
+var shardPubSub = map[string]bool{"ssubscribe": true, "sunsubscribe": true, "spublish": true}
 
 // redirect answers MOVED to the node that leads slot's shard, as Redis
 // Cluster answers for a slot another master serves, or CLUSTERDOWN while
