@@ -543,6 +543,9 @@ func (s KeySpec) Keys(argv [][]byte) [][]byte {
 		}
 		first = start + s.FirstKey
 		last = first + (n-1)*step
+		if last >= len(argv) { // more keys than arguments: none, as Redis finds
+			return nil
+		}
 	} else {
 		first = start
 		switch {
