@@ -9,7 +9,7 @@ import (
 
 // Apply is the shard's applier: it runs a record's commands against the
 // write batch. It depends only on the state and the record.
-func Apply(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer) {
+func Apply(tx *store.Tx, rec *shard.Record, env shard.Env, w *resp.Writer) {
 	// The shard gives no writer exactly when it applies a record from the
 	// log: the leader applying a client's record is the live case.
 	live := w != nil
@@ -20,7 +20,7 @@ func Apply(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer) {
 	case shard.KindCommand:
 		run(tx, rec, rec.Cmds[0], rec.Seed, w, live)
 	case shard.KindExec:
-		applyExec(tx, rec, sh, w, live)
+		applyExec(tx, rec, env, w, live)
 	case shard.KindExpire: // written by versions before KindExpireDue
 		for _, key := range rec.Cmds[0] {
 			tx.Lookup(key) // deletes the key if it is past its expiry
@@ -65,7 +65,7 @@ func runCmd(cmd *Command, c *Ctx) {
 
 // applyExec runs a MULTI/EXEC block as one record: all or (if a watched key
 // changed) nothing, with no other write in between.
-func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer, live bool) {
+func applyExec(tx *store.Tx, rec *shard.Record, env shard.Env, w *resp.Writer, live bool) {
 	for _, k := range rec.Watch {
 		if k.Expired && !tx.Alive(k.DB, k.Key) {
 			// Expired when watched and gone now: its removal is no
@@ -74,7 +74,7 @@ func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer,
 			// cannot tell them from the removal.
 			continue
 		}
-		if (sh != nil && sh.WatchDirty(k)) || (k.Live && !tx.Alive(k.DB, k.Key)) {
+		if (env != nil && env.WatchDirty(k)) || (k.Live && !tx.Alive(k.DB, k.Key)) {
 			rec.Kind, rec.Cmds, rec.Watch = shard.KindAborted, nil, nil
 			w.NullArray()
 			return
@@ -94,7 +94,7 @@ func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer,
 		// once the record is applied and puts their replies here.
 		if cmd != nil && cmd.Flags&Conn != 0 {
 			rec.ConnAt = append(rec.ConnAt, len(w.Buf))
-			if ch, msg, origin, ok := PublishArgs(argv); ok && sh != nil && !sh.Lone() {
+			if ch, msg, origin, ok := PublishArgs(argv); ok && env != nil && !env.Lone() {
 				// In a cluster PUBLISH goes through the log with its
 				// transaction, so every node delivers it in its place; the
 				// leader's connection puts the count in the reply.
@@ -104,7 +104,7 @@ func applyExec(tx *store.Tx, rec *shard.Record, sh *shard.Shard, w *resp.Writer,
 				if live {
 					report = func(n int) { rec.Receivers[i] = n }
 				}
-				sh.Publish(tx, rec, ch, msg, origin, report)
+				env.Publish(tx, rec, ch, msg, origin, report)
 			}
 			continue
 		}

@@ -47,8 +47,18 @@ func (f Fsync) String() string { return [...]string{"always", "everysec", "no"}[
 
 // Applier applies one record to the write Tx and writes the client's reply
 // to w (which may be nil when replaying). It must be a pure function of the
-// state and the record.
-type Applier func(tx *store.Tx, rec *Record, s *Shard, w *resp.Writer)
+// state and the record; env is what it may ask of the shard besides.
+type Applier func(tx *store.Tx, rec *Record, env Env, w *resp.Writer)
+
+// Env is what applying a record may ask of its shard: whether a key an EXEC
+// watched was modified since (the leader's registry), and, for a PUBLISH
+// inside EXEC in a group of several nodes, to deliver it through the log.
+// A Shard is one; the determinism test applies records without.
+type Env interface {
+	WatchDirty(k WatchKey) bool
+	Lone() bool
+	Publish(tx *store.Tx, rec *Record, channel, message, origin []byte, receivers func(n int))
+}
 
 // Proposal is a write waiting for its turn: the record, where its reply goes
 // and a channel that receives one value when the reply is ready (after the
