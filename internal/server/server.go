@@ -71,6 +71,10 @@ func New(cfg Config) (*Server, error) {
 	if err := checkRaftTrust(cfg); err != nil {
 		return nil, err
 	}
+	serverTLS, clientTLS, err := raftTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -82,6 +86,7 @@ func New(cfg Config) (*Server, error) {
 	hub := newHub(cfg.OutputLimits[pubsubClass])
 	st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
 	sc := shardConfig(cfg)
+	sc.ServerTLS, sc.ClientTLS = serverTLS, clientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published

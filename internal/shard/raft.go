@@ -210,6 +210,7 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 	if cfg.RaftAddr != "" {
 		n.tr = &transport.Transport{ID: cfg.ID, Addr: cfg.RaftAddr, Advertise: cfg.Advertise,
 			Secret: cfg.Secret, Cluster: clusterID, Member: n.member,
+			ServerTLS: cfg.ServerTLS, ClientTLS: cfg.ClientTLS,
 			Logf: func(format string, args ...any) { slog.Warn(fmt.Sprintf(format, args...)) },
 			LearnCluster: func(id uint64) {
 				slog.Info("raft: joined the cluster", "cluster_id", fmt.Sprintf("%016x", id))

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -121,8 +122,11 @@ type Config struct {
 	// names the cluster (0: a node that joins learns it; see identity).
 	Secret    []byte
 	ClusterID uint64
-	RaftDir   string // the Raft log's directory
-	Fsync     Fsync
+	// ServerTLS and ClientTLS, if set, run the Raft connections over
+	// mutual TLS (see transport.MutualTLS).
+	ServerTLS, ClientTLS *tls.Config
+	RaftDir              string // the Raft log's directory
+	Fsync                Fsync
 	// LogRetain is how many applied entries the log keeps (0: no limit),
 	// and LogRetainBytes how many bytes of them at most (0: no limit); a
 	// follower further behind catches up from a snapshot.

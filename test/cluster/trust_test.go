@@ -2,12 +2,20 @@ package cluster
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -442,4 +450,77 @@ func readLog(t *testing.T, p *testutil.Proc) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// writeCerts writes a CA and a node certificate signed by it (for both
+// ends of a connection) to dir, and returns the files' paths.
+func writeCerts(t *testing.T, dir, name string) (cert, key, ca string) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + " CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	nodeTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name + " node"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	nodeDER, err := x509.CreateCertificate(rand.Reader, nodeTmpl, caTmpl, &nodeKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(nodeKey)
+	write := func(file, kind string, der []byte) string {
+		path := filepath.Join(dir, name+"-"+file)
+		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	return write("node.crt", "CERTIFICATE", nodeDER), write("node.key", "EC PRIVATE KEY", keyDER), write("ca.crt", "CERTIFICATE", caDER)
+}
+
+// TestClusterTLS: a cluster whose nodes talk over mutual TLS (tls-cluster
+// yes, no secret) replicates; a peer whose certificate another CA signed,
+// and one that does not speak TLS, are refused.
+func TestClusterTLS(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, ca := writeCerts(t, dir, "cluster")
+	c := testutil.StartCluster(t, 3, "--tls-cluster", "yes", "--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca)
+	l := c.WaitLeader(t, 15*time.Second)
+	f := c.Follower(t)
+	leader := testutil.Dial(t, c.Nodes[l].Addr)
+	expect(t, leader.Do("SET", "k", "v"), "+OK")
+	expect(t, testutil.Dial(t, c.Nodes[f].Addr).Do("INCR", "n"), ":1") // forwarded
+	before := testutil.Status(c.Nodes[f].Addr)
+
+	// A stranger with its own CA, posing as the leader; then one in clear.
+	oCert, oKey, oCA := writeCerts(t, dir, "other")
+	serverTLS, clientTLS, err := transport.MutualTLS(oCert, oKey, oCA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rogue := &transport.Transport{ID: uint64(l + 1), Addr: "127.0.0.1:0", ServerTLS: serverTLS, ClientTLS: clientTLS}
+	if err := rogue.Start(func(raftpb.Message) {}); err != nil {
+		t.Fatal(err)
+	}
+	defer rogue.Stop()
+	rogue.AddPeer(uint64(f+1), c.RaftAdr[f])
+	term, _ := strconv.ParseUint(before["term"], 10, 64)
+	for range 5 {
+		rogue.Send([]raftpb.Message{{Type: raftpb.MsgHeartbeat, From: uint64(l + 1), To: uint64(f + 1), Term: term + 100}})
+		time.Sleep(100 * time.Millisecond)
+	}
+	attack(t, c.RaftAdr[f], forgedHello(uint64(l+1), uint64(f+1), ""), make([]byte, 32))
+	if s := rogue.Stats(); s.Sent != 0 {
+		t.Errorf("a peer of another CA sent %d messages", s.Sent)
+	}
+	if after := testutil.Status(c.Nodes[f].Addr); after["term"] != before["term"] {
+		t.Errorf("the term went from %s to %s", before["term"], after["term"])
+	}
+	expect(t, leader.Do("SET", "k2", "v2"), "+OK")
+	c.WaitConverged(t, 20*time.Second)
 }
