@@ -292,6 +292,12 @@ func TestDataDirIdentity(t *testing.T) {
 	run("the cluster secret must be at least 16 characters", "--cluster-secret", "short")
 	c.Nodes[1].Restart(t)
 	c.WaitConverged(t, 20*time.Second)
+
+	// A lone server's directory has a node ID too.
+	lone := testutil.StartBasalt(t, "")
+	lone.Stop()
+	dir = lone.Dir
+	run("belongs to node 1 of cluster 0000000000000000, not node 2", "--node-id", "2")
 }
 
 // netns is a network namespace with a veth pair: the test reaches
