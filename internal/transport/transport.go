@@ -121,7 +121,7 @@ type Transport struct {
 	SnapshotDone   func(to uint64, ok bool)
 
 	// Secret is the cluster secret every connection is authenticated
-	// with (auth.go); empty is for loopback only.
+	// with (auth.go); empty is for loopback or TLS only.
 	Secret []byte
 	// Cluster is the ID of the cluster this node belongs to; 0 means not
 	// known yet (a node that joins), learnt from the first authenticated
@@ -436,7 +436,9 @@ func (p *peer) run() {
 				if p.ctx.Err() != nil {
 					return
 				}
-				t.logf("transport: %d: dial %d at %s: %v", t.ID, p.id, p.addr, err)
+				if backoff == minBackoff { // the first failure of a streak
+					t.logf("transport: %d: dial %d at %s: %v", t.ID, p.id, p.addr, err)
+				}
 				// What is queued is stale by the time we could send it.
 				t.dropped.Add(1 + uint64(p.drain()))
 				t.unreachable(p.id)
