@@ -499,7 +499,8 @@ func writeCerts(t *testing.T, dir, name string) (cert, key, ca string) {
 
 // TestClusterTLS: a cluster whose nodes talk over mutual TLS (tls-cluster
 // yes, no secret) replicates; a peer whose certificate another CA signed,
-// and one that does not speak TLS, are refused.
+// and one that does not speak TLS, are refused; certificates replaced in
+// place are taken without a restart.
 func TestClusterTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key, ca := writeCerts(t, dir, "cluster")
@@ -537,4 +538,35 @@ func TestClusterTLS(t *testing.T) {
 	}
 	expect(t, leader.Do("SET", "k2", "v2"), "+OK")
 	c.WaitConverged(t, 20*time.Second)
+
+	// New certificates from a new CA, in place: the running nodes take
+	// them for new connections, so the follower restarted on them is let
+	// back in, and a peer with the old ones is refused.
+	old := map[string][]byte{}
+	for _, f := range []string{cert, key, ca} {
+		old[f], _ = os.ReadFile(f)
+	}
+	writeCerts(t, dir, "cluster")
+	for f, b := range old {
+		os.WriteFile(f+".old", b, 0o600)
+	}
+	c.Nodes[f].Stop()
+	c.Nodes[f].Restart(t)
+	expect(t, leader.Do("SET", "k3", "v3"), "+OK")
+	c.WaitConverged(t, 20*time.Second)
+	serverTLS, clientTLS, err = transport.MutualTLS(cert+".old", key+".old", ca+".old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := &transport.Transport{ID: uint64(l + 1), Addr: "127.0.0.1:0", ServerTLS: serverTLS, ClientTLS: clientTLS}
+	if err := stale.Start(func(raftpb.Message) {}); err != nil {
+		t.Fatal(err)
+	}
+	defer stale.Stop()
+	stale.AddPeer(uint64(f+1), c.RaftAdr[f])
+	stale.Send([]raftpb.Message{{Type: raftpb.MsgHeartbeat, From: uint64(l + 1), To: uint64(f + 1), Term: term + 100}})
+	time.Sleep(500 * time.Millisecond)
+	if s := stale.Stats(); s.Sent != 0 {
+		t.Errorf("a peer with the replaced certificates sent %d messages", s.Sent)
+	}
 }
