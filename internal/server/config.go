@@ -40,6 +40,10 @@ type Config struct {
 	ProtectedMode bool
 	ClusterSecret string
 	SecretFile    string // cluster-secret-file, where ClusterSecret was read
+	// Mutual TLS between nodes: tls-cluster or tls-replication (both mean
+	// the Raft traffic here), with redis.conf's file settings.
+	TLSCluster                         bool
+	TLSCertFile, TLSKeyFile, TLSCAFile string
 
 	// Replication (etcd's flag names). A server without RaftAddr is a group
 	// of one voter.
@@ -504,7 +508,8 @@ func setInt64(dst *int64, value string, lo int64) error {
 }
 
 // Trust settings (docs/replication.md, "What a node trusts"). The cluster
-// secret is given at start only, and CONFIG GET does not show it.
+// secret and TLS between nodes are given at start only, and CONFIG GET
+// does not show them.
 
 func init() { ConfigNames = append(ConfigNames, "protected-mode") }
 
@@ -530,6 +535,14 @@ func (c *Config) setTrust(name, value string) error {
 			return fmt.Errorf("%s: %v", value, err)
 		}
 		c.SecretFile = value
+	case "tls-cluster", "tls-replication":
+		return setYesNo(&c.TLSCluster, value)
+	case "tls-cert-file":
+		c.TLSCertFile = value
+	case "tls-key-file":
+		c.TLSKeyFile = value
+	case "tls-ca-cert-file":
+		c.TLSCAFile = value
 	default:
 		return fmt.Errorf("unknown option '%s'", name)
 	}

@@ -2,8 +2,10 @@ package server
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -15,6 +17,7 @@ import (
 	"basalt/internal/command"
 	"basalt/internal/num"
 	"basalt/internal/shard"
+	"basalt/internal/transport"
 )
 
 // Replication commands: RAFT (status and membership), READONLY/READWRITE,
@@ -280,11 +283,11 @@ func peerIDs(m map[uint64]string) []uint64 {
 // cluster secret the handshake authenticates no one. On loopback only
 // local processes reach it, and a warning says so.
 func checkRaftTrust(cfg Config) error {
-	if cfg.RaftAddr == "" || cfg.ClusterSecret != "" {
+	if cfg.RaftAddr == "" || cfg.ClusterSecret != "" || cfg.TLSCluster {
 		return nil
 	}
 	if !isLoopback(cfg.RaftAddr) {
-		return fmt.Errorf("--raft-addr %s is not a loopback address and no cluster secret is set: anyone who reaches the port could join the cluster, forge its log or stop its writes. Set cluster-secret (or cluster-secret-file) to the same secret, of at least %d characters, on every node", cfg.RaftAddr, minSecret)
+		return fmt.Errorf("--raft-addr %s is not a loopback address and no cluster secret is set: anyone who reaches the port could join the cluster, forge its log or stop its writes. Set cluster-secret (or cluster-secret-file) to the same secret, of at least %d characters, on every node, or tls-cluster yes with certificates", cfg.RaftAddr, minSecret)
 	}
 	slog.Warn("raft: no cluster secret; the Raft port trusts every process on this host (set cluster-secret)", "raft_addr", cfg.RaftAddr)
 	return nil
@@ -309,4 +312,16 @@ func clusterID(cfg Config) uint64 {
 	}
 	sum := sha256.Sum256([]byte("basalt cluster\x00" + FormatCluster(cfg.InitialCluster)))
 	return max(binary.BigEndian.Uint64(sum[:]), 1)
+}
+
+// raftTLS builds the Raft transport's TLS configurations when tls-cluster
+// (or tls-replication) is yes.
+func raftTLS(cfg Config) (server, client *tls.Config, err error) {
+	if !cfg.TLSCluster {
+		return nil, nil, nil
+	}
+	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" || cfg.TLSCAFile == "" {
+		return nil, nil, errors.New("tls-cluster needs tls-cert-file, tls-key-file and tls-ca-cert-file")
+	}
+	return transport.MutualTLS(cfg.TLSCertFile, cfg.TLSKeyFile, cfg.TLSCAFile)
 }

@@ -76,11 +76,16 @@ func New(cfg Config) (*Server, error) {
 	if err := checkRaftTrust(cfg); err != nil {
 		return nil, err
 	}
+	serverTLS, clientTLS, err := raftTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
 	hub := newHub(cfg.OutputLimits[pubsubClass])
 	sc := shardConfig(cfg)
+	sc.ServerTLS, sc.ClientTLS = serverTLS, clientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published

@@ -55,7 +55,8 @@ func openShards(cfg Config, sc shard.Config, prepare func(*store.Store)) ([]*sha
 	}
 	var host *shard.Host
 	if cfg.RaftAddr != "" {
-		if host, err = shard.NewHost(shard.HostConfig{NodeID: topo.NodeID, RaftAddr: cfg.RaftAddr, Advertise: sc.Advertise, Secret: sc.Secret, ClusterID: sc.ClusterID}); err != nil {
+		if host, err = shard.NewHost(shard.HostConfig{NodeID: topo.NodeID, RaftAddr: cfg.RaftAddr, Advertise: sc.Advertise, Secret: sc.Secret, ClusterID: sc.ClusterID,
+			ServerTLS: sc.ServerTLS, ClientTLS: sc.ClientTLS}); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,6 +31,8 @@ type HostConfig struct {
 	Advertise string // the node's client address, for its peers
 	Secret    []byte
 	ClusterID uint64
+	// ServerTLS and ClientTLS, if set, run the connections over mutual TLS.
+	ServerTLS, ClientTLS *tls.Config
 }
 
 // NewHost starts the node's transport; shards join it through Config.Host.
@@ -37,6 +40,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	h := &Host{groups: map[uint32]*node{}}
 	h.tr = &transport.Transport{ID: cfg.NodeID, Addr: cfg.RaftAddr, Advertise: cfg.Advertise,
 		Secret: cfg.Secret, Cluster: cfg.ClusterID, Member: h.member,
+		ServerTLS: cfg.ServerTLS, ClientTLS: cfg.ClientTLS,
 		Logf: func(format string, args ...any) { slog.Warn(fmt.Sprintf(format, args...)) },
 		Unreachable: func(id uint64) {
 			// A node is unreachable for every group it hosts.

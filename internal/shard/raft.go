@@ -221,6 +221,7 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 	case cfg.RaftAddr != "":
 		n.tr = &transport.Transport{ID: cfg.ID, Addr: cfg.RaftAddr, Advertise: cfg.Advertise,
 			Secret: cfg.Secret, Cluster: clusterID, Member: n.member,
+			ServerTLS: cfg.ServerTLS, ClientTLS: cfg.ClientTLS,
 			Logf: func(format string, args ...any) { slog.Warn(fmt.Sprintf(format, args...)) },
 			LearnCluster: func(id uint64) {
 				slog.Info("raft: joined the cluster", "cluster_id", fmt.Sprintf("%016x", id))
@@ -627,8 +628,10 @@ type identity struct{ node, cluster uint64 }
 
 // checkIdentity compares the directory's identity with cfg, records it if
 // the directory has none yet, and returns the cluster ID to use: the
-// recorded one, else cfg's, else (a new group bootstrapped without an
-// initial cluster) a random one. fresh says the log is empty.
+// recorded one, else cfg's, else (a new group with a Raft address
+// bootstrapped without an initial cluster) a random one; a lone node
+// without one has none until it is started with an --initial-cluster.
+// fresh says the log is empty.
 func checkIdentity(cfg Config, fresh bool) (uint64, error) {
 	var id identity
 	b, err := os.ReadFile(filepath.Join(cfg.RaftDir, identityFile))
@@ -648,7 +651,7 @@ func checkIdentity(cfg Config, fresh bool) (uint64, error) {
 		return 0, fmt.Errorf("the data directory %s belongs to node %d of cluster %016x, but --initial-cluster names cluster %016x: start it with the --initial-cluster it was bootstrapped with, or give it an empty directory", dir, id.node, id.cluster, cfg.ClusterID)
 	}
 	want := identity{transport.NodeOf(cfg.ID), cmp.Or(id.cluster, cfg.ClusterID)}
-	if want.cluster == 0 && fresh && !cfg.Join {
+	if want.cluster == 0 && fresh && !cfg.Join && cfg.RaftAddr != "" {
 		want.cluster = rand.Uint64() | 1
 	}
 	if want == id {

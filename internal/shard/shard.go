@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -131,9 +132,12 @@ type Config struct {
 	// names the cluster (0: a node that joins learns it; see identity).
 	Secret    []byte
 	ClusterID uint64
+	// ServerTLS and ClientTLS, if set, run the Raft connections over
+	// mutual TLS (see transport.MutualTLS).
+	ServerTLS, ClientTLS *tls.Config
 	// Host, in cluster mode, is the node's transport that the shard shares
 	// with the node's other shards (ID is then a transport.ReplicaID, and
-	// RaftAddr and Secret are the host's).
+	// RaftAddr, Secret and TLS are the host's).
 	Host    *Host
 	RaftDir string // the Raft log's directory
 	Fsync   Fsync

@@ -21,19 +21,23 @@ import (
 //	dialer → hello:  kind (magic or snapMagic), from, to, cluster ID,
 //	                 nonce (32 bytes), raft address and advertise string
 //	                 (each after a 2-byte length, at most maxHelloString)
-//	listener → 	 cluster ID, nonce (32 bytes), HMAC("listener", transcript)
+//	listener →       cluster ID, nonce (32 bytes)
 //	dialer →         HMAC("dialer", transcript)
+//	listener →       HMAC("listener", transcript)
 //
-// The transcript is every byte both sides sent before the MAC, so each MAC
-// binds both nonces (fresh from crypto/rand), both node IDs, both cluster
-// IDs and the addresses; the labels keep a listener's answer from being
-// replayed as a dialer's proof. The secret never crosses the wire. An empty
-// secret makes the MACs a checksum anyone can compute: basalt allows it on
-// loopback only (see docs/replication.md, "What a node trusts").
+// The transcript is the hello and the listener's answer, so each MAC binds
+// both nonces (fresh from crypto/rand), both node IDs, both cluster IDs
+// and the addresses; the labels keep one side's MAC from being replayed as
+// the other's. The dialer proves itself first: whoever merely reaches the
+// port gets a nonce, never a MAC it could try guessed secrets against
+// offline. The secret never crosses the wire. An empty secret makes the
+// MACs a checksum anyone can compute: basalt allows it on loopback only,
+// or under TLS (see docs/replication.md, "What a node trusts").
 //
 // The secret authenticates the connection's setup; frames after it are
-// neither encrypted nor signed, so a secret protects against strangers who
-// can reach the port, not against one who can rewrite traffic on the path.
+// neither encrypted nor signed (unless over TLS), so a secret protects
+// against strangers who can reach the port, not against one who can
+// rewrite traffic on the path.
 
 const (
 	nonceSize        = 32
@@ -156,17 +160,20 @@ func (t *Transport) clientHandshake(c net.Conn, kind string, to uint64) error {
 	if _, err := c.Write(transcript); err != nil {
 		return err
 	}
-	answer := make([]byte, 8+nonceSize+macSize)
+	answer := make([]byte, 8+nonceSize)
 	if _, err := io.ReadFull(c, answer); err != nil {
 		return fmt.Errorf("no answer to the handshake (the peer refused it, or is not node %d): %w", to, err)
 	}
-	transcript = append(transcript, answer[:8+nonceSize]...)
-	if !hmac.Equal(answer[8+nonceSize:], mac(t.Secret, "listener", transcript)) {
-		return errBadMAC
-	}
-	// Proven before the cluster check, so the listener logs a mismatch too.
+	transcript = append(transcript, answer...)
 	if _, err := c.Write(mac(t.Secret, "dialer", transcript)); err != nil {
 		return err
+	}
+	proof := make([]byte, macSize)
+	if _, err := io.ReadFull(c, proof); err != nil {
+		return fmt.Errorf("the peer refused the handshake (another cluster secret?): %w", err)
+	}
+	if !hmac.Equal(proof, mac(t.Secret, "listener", transcript)) {
+		return errBadMAC
 	}
 	_, err := t.clusterFor(binary.BigEndian.Uint64(answer))
 	return err
@@ -189,7 +196,7 @@ func (t *Transport) serverHandshake(c net.Conn, r *bufio.Reader) (hello, error) 
 	nonce := newNonce()
 	answer = append(answer, nonce[:]...)
 	transcript = append(transcript, answer...)
-	if _, err := c.Write(append(answer, mac(t.Secret, "listener", transcript)...)); err != nil {
+	if _, err := c.Write(answer); err != nil {
 		return h, err
 	}
 	proof := make([]byte, macSize)
@@ -198,6 +205,10 @@ func (t *Transport) serverHandshake(c net.Conn, r *bufio.Reader) (hello, error) 
 	}
 	if !hmac.Equal(proof, mac(t.Secret, "dialer", transcript)) {
 		return h, errBadMAC
+	}
+	// Answered before the cluster check, so the dialer logs a mismatch too.
+	if _, err := c.Write(mac(t.Secret, "listener", transcript)); err != nil {
+		return h, err
 	}
 	_, err = t.clusterFor(h.cluster)
 	return h, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -67,19 +68,22 @@ func TestAuthentication(t *testing.T) {
 		t.Fatalf("advertised %q", got)
 	}
 
-	// Another secret: the dialer sees the listener fail its MAC and sends
-	// nothing; the listener sees the dialer fail its own.
+	// Another secret: the listener sees the dialer fail its MAC and
+	// closes the connection without one of its own.
 	c := start(t, &Transport{ID: 3, Secret: []byte("another secret!!")}, func(raftpb.Message) {})
 	c.AddPeer(2, b.ListenAddr())
 	c.Send([]raftpb.Message{msg(3, 2, 0)})
+	log2.wait(t, "(claims node 3): authentication failed: the peer does not have this node's cluster secret")
+	b.lastRefusal.Store(0) // strangers' refusals are logged once a second
 	conn, err := net.Dial("tcp", b.ListenAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if err := (&Transport{ID: 1, Secret: []byte("guess")}).clientHandshake(conn, magic, 2); err != errBadMAC {
+	if err := (&Transport{ID: 1, Secret: []byte("guess")}).clientHandshake(conn, magic, 2); err == nil || !strings.Contains(err.Error(), "the peer refused the handshake") {
 		t.Fatalf("handshake with a wrong secret: %v", err)
 	}
+	log2.wait(t, "(claims node 1): authentication failed: the peer does not have this node's cluster secret")
 
 	// A member's secret but not a member; another cluster.
 	expectClosed(t, dialAs(t, b, 9, secret))
@@ -197,4 +201,23 @@ func FuzzInbound(f *testing.F) {
 			_ = m.Unmarshal(buf)
 		}
 	})
+}
+
+// TestNoMACForStrangers: whoever reaches the port gets the listener's
+// cluster ID and nonce, and nothing computed from the secret, however it
+// answers.
+func TestNoMACForStrangers(t *testing.T) {
+	checkGoroutines(t)
+	b := start(t, &Transport{ID: 2, Secret: []byte("0123456789abcdef")}, func(raftpb.Message) {})
+	c := rawConn(t, b, hello{kind: magic, from: 1, to: 2}.bytes())
+	c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	got, _ := io.ReadAll(c)
+	if len(got) != 8+nonceSize {
+		t.Fatalf("a stranger got %d bytes before proving anything, want %d", len(got), 8+nonceSize)
+	}
+	c = rawConn(t, b, hello{kind: magic, from: 1, to: 2}.bytes()+strings.Repeat("?", macSize))
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if got, err := io.ReadAll(c); err != nil || len(got) != 8+nonceSize {
+		t.Fatalf("after a wrong proof: %d bytes, %v", len(got), err)
+	}
 }

@@ -52,6 +52,7 @@ package transport
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -127,7 +128,7 @@ type Transport struct {
 	SnapshotDone   func(to uint64, ok bool)
 
 	// Secret is the cluster secret every connection is authenticated
-	// with (auth.go); empty is for loopback only.
+	// with (auth.go); empty is for loopback or TLS only.
 	Secret []byte
 	// Cluster is the ID of the cluster this node belongs to; 0 means not
 	// known yet (a node that joins), learnt from the first authenticated
@@ -138,6 +139,9 @@ type Transport struct {
 	// group: connections and messages from others are refused, and their
 	// addresses never learnt. It is called from the transport's goroutines.
 	Member func(id uint64) bool
+	// ServerTLS and ClientTLS, if set (see MutualTLS), run every
+	// connection over TLS, for the listener and the dialer.
+	ServerTLS, ClientTLS *tls.Config
 
 	advertised sync.Map // peer ID -> string
 	clusterID  atomic.Uint64
@@ -439,7 +443,9 @@ func (p *peer) run() {
 				if p.ctx.Err() != nil {
 					return
 				}
-				t.logf("transport: %d: dial %d at %s: %v", t.ID, p.id, p.addr, err)
+				if backoff == minBackoff { // the first failure of a streak
+					t.logf("transport: %d: dial %d at %s: %v", t.ID, p.id, p.addr, err)
+				}
 				// What is queued is stale by the time we could send it.
 				t.dropped.Add(1 + uint64(p.drain()))
 				t.unreachable(p.id)
@@ -497,10 +503,14 @@ func (p *peer) dial(kind string) (net.Conn, func() bool, error) {
 	}
 	// Close the connection as soon as the peer is stopped, so a write
 	// blocked on a peer that does not read cannot hold up Stop.
-	stop := context.AfterFunc(p.ctx, func() { c.Close() })
+	raw := c
+	stop := context.AfterFunc(p.ctx, func() { raw.Close() })
+	if p.t.ClientTLS != nil {
+		c = tls.Client(raw, p.t.ClientTLS)
+	}
 	if err := p.t.clientHandshake(c, kind, p.id); err != nil {
 		stop()
-		c.Close()
+		raw.Close()
 		return nil, nil, err
 	}
 	return c, stop, nil
@@ -574,14 +584,18 @@ func (t *Transport) evictLocked(from uint64, keep int) {
 
 // serve authenticates one incoming connection, then reads its frames
 // until it fails.
-func (t *Transport) serve(c net.Conn) {
+func (t *Transport) serve(raw net.Conn) {
 	defer t.wg.Done()
 	defer func() {
-		c.Close()
+		raw.Close()
 		t.mu.Lock()
-		delete(t.inbound, c)
+		delete(t.inbound, raw)
 		t.mu.Unlock()
 	}()
+	c := raw
+	if t.ServerTLS != nil {
+		c = tls.Server(raw, t.ServerTLS) // its handshake runs in serverHandshake's time
+	}
 	r := bufio.NewReaderSize(c, 64<<10)
 	h, err := t.serverHandshake(c, r)
 	if err == nil && !t.member(h.from) {
@@ -592,14 +606,14 @@ func (t *Transport) serve(c net.Conn) {
 		switch {
 		case err == errNotMember || errors.Is(err, errOtherCluster):
 			t.logf("%s", line) // from a holder of the secret: always worth a line
-		case h.kind != "": // a raft transport, but a stranger's, maybe
+		case h.kind != "" || t.ServerTLS != nil: // a raft transport (or a TLS failure), but a stranger's, maybe
 			t.logRefusal(line)
 		}
 		return
 	}
 	from := h.from
 	t.mu.Lock()
-	if in := t.inbound[c]; in != nil {
+	if in := t.inbound[raw]; in != nil {
 		in.from, in.since = from, time.Now()
 	}
 	t.evictLocked(from, perPeerConns)
