@@ -13,13 +13,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A sharded cluster of 3 nodes (6 shards, each replicated on every node):
+// A sharded cluster of 3 nodes (6 shards, each replicated on every node,
+// one authenticated connection between two nodes for all of them):
 // leaders spread evenly, go-redis's ClusterClient follows MOVED, a node's
 // SIGKILL moves its shards' leadership without losing an acknowledged
 // write, the node rejoins and takes its shards back, and with a majority
 // gone the shards answer CLUSTERDOWN until it returns.
 func TestShardedCluster(t *testing.T) {
-	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6")
+	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-secret", "a-secret-for-the-sharded-test")
 	waitBalanced(t, c, 15*time.Second)
 
 	addrs := []string{c.Nodes[0].Addr, c.Nodes[1].Addr, c.Nodes[2].Addr}
