@@ -320,12 +320,23 @@ func (w *worker) parse(in regInput, r testutil.Reply) (regOutput, bool) {
 	}
 }
 
-func TestLinearizability(t *testing.T) {
+func TestLinearizability(t *testing.T) { checkUnderFaults(t, 20*time.Second) }
+
+// TestLinearizabilitySharded is TestLinearizability on a cluster in cluster
+// mode: the keys spread over 4 shards, each replicated on the 3 nodes with
+// its own leader; the clients follow MOVED.
+func TestLinearizabilitySharded(t *testing.T) {
+	checkUnderFaults(t, 15*time.Second, "--cluster-enabled", "yes", "--cluster-shards", "4")
+}
+
+// checkUnderFaults runs the workload against a 3-node cluster started with
+// args under the nemesis, for dur by default, and checks its history.
+func checkUnderFaults(t *testing.T, dur time.Duration, args ...string) {
 	seed := chaosSeed(t)
-	dur := chaosDuration(t, 20*time.Second)
+	dur = chaosDuration(t, dur)
 	t.Logf("seed %d (BASALT_CHAOS_SEED=%d replays its choices), workload %v", seed, seed, dur)
 	// A short log: a node restarted far behind catches up from a snapshot.
-	c := testutil.StartCluster(t, 3, "--log-retain", "10")
+	c := testutil.StartCluster(t, 3, append([]string{"--log-retain", "10"}, args...)...)
 	clk := clock{start: time.Now()}
 	nem := newNemesis(t, c, seed, clk)
 	h := &history{}

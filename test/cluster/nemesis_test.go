@@ -81,6 +81,22 @@ func (c *client) do(deadline time.Time, args ...string) (testutil.Reply, error) 
 	r, err := c.conn.DoErr(args...)
 	if err != nil {
 		c.drop()
+		return r, err
+	}
+	// In cluster mode, follow a MOVED to the slot's leader once, as
+	// cluster clients do; a MOVED that remains is a refused write.
+	if addr, ok := strings.CutPrefix(r.Str, "MOVED "); ok && r.IsError() {
+		_, addr, _ = strings.Cut(addr, " ")
+		conn, derr := testutil.DialErr(addr)
+		if derr != nil {
+			return r, nil
+		}
+		c.drop()
+		conn.Timeout = opTimeout
+		c.conn = conn
+		if r, err = c.conn.DoErr(args...); err != nil {
+			c.drop()
+		}
 	}
 	return r, err
 }
@@ -114,6 +130,7 @@ func (c *client) drop() {
 // may get while the cluster fails over, to be retried.
 func failoverError(msg string) bool {
 	return strings.HasPrefix(msg, "TRYAGAIN ") ||
+		strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "CLUSTERDOWN ") ||
 		strings.HasPrefix(msg, "ERR leadership changed; ") ||
 		msg == "ERR the connection to the leader was lost" ||
 		msg == "ERR server is shutting down" ||
@@ -122,7 +139,8 @@ func failoverError(msg string) bool {
 
 // notApplied reports whether a failover error says the write was not
 // applied: the node refused it as not the leader (internal/shard's
-// NotLeaderError), or could not forward it (internal/server/forward.go:
+// NotLeaderError; in cluster mode MOVED or CLUSTERDOWN, given before the
+// write is proposed), or could not forward it (internal/server/forward.go:
 // no leader known, dialing it failed, the new connection to it failed
 // before the command was sent). Every other failure leaves the outcome
 // unknown: "ERR leadership changed; the write may or may not have
@@ -132,6 +150,7 @@ func failoverError(msg string) bool {
 // applied shows up as a value or an increment nobody wrote.
 func notApplied(msg string) bool {
 	return strings.HasPrefix(msg, "TRYAGAIN no leader is known") ||
+		strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "CLUSTERDOWN ") || // refused before the log (cluster mode)
 		strings.HasPrefix(msg, "TRYAGAIN this node is not the leader") ||
 		strings.HasPrefix(msg, "TRYAGAIN dial tcp ") ||
 		msg == "TRYAGAIN the connection to the leader was lost" ||
