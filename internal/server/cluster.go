@@ -182,6 +182,26 @@ func (s *Server) clusterInfo() string {
 		"total_cluster_links_buffer_limit_exceeded:0\r\n"
 }
 
+// nodeUp reports whether node id is seen alive: it leads a shard (this
+// node hears its heartbeats) or answers a shard this node leads. A node
+// that does neither is shown failed, so clients stop dialing it.
+func (s *Server) nodeUp(id uint64) bool {
+	if id == s.topo.NodeID {
+		return true
+	}
+	for i, sh := range s.shards {
+		switch s.leaderOf(i) {
+		case id:
+			return true
+		case s.topo.NodeID:
+			if pr, ok := sh.Status().Progress[transport.ReplicaID(uint32(i), id)]; ok && pr.RecentActive {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // nodeAddr is where clients reach node id: ip and port, "" if unknown.
 func (c *Client) nodeAddr(id uint64) (ip string, port int) {
 	if id == c.srv.topo.NodeID {
@@ -227,14 +247,17 @@ func (c *Client) clusterNodes() string {
 	var b strings.Builder
 	for _, n := range s.topo.Nodes {
 		ip, port := c.nodeAddr(n.ID)
-		flags := "master"
-		if n.ID == s.topo.NodeID {
+		flags, link := "master", "connected"
+		switch {
+		case n.ID == s.topo.NodeID:
 			flags = "myself,master"
-		} else if ip == "" {
+		case ip == "":
 			flags = "master,noaddr"
+		case !s.nodeUp(n.ID):
+			flags, link = "master,fail", "disconnected"
 		}
 		b.WriteString(n.Name + " " + net.JoinHostPort(ip, strconv.Itoa(port)) + "@0 " + flags + " - 0 0 " +
-			strconv.FormatUint(s.topo.Epoch, 10) + " connected")
+			strconv.FormatUint(s.topo.Epoch, 10) + " " + link)
 		if slots := formatSlots(s.ledSlots(n.ID)); slots != "" {
 			b.WriteString(" " + slots)
 		}
@@ -341,7 +364,7 @@ func (c *Client) clusterShards(w *resp.Writer) {
 			if k > 0 {
 				role = "replica"
 			}
-			if ip == "" {
+			if ip == "" || !c.srv.nodeUp(id) {
 				health = "fail"
 			}
 			w.MapLen(7)
