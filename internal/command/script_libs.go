@@ -437,9 +437,9 @@ func openBit(L *lua.LState) *lua.LTable {
 		"bswap":   func(L *lua.LState) int { return bitPush(L, bits.ReverseBytes32(bitArg(L, 1))) },
 		"tohex": func(L *lua.LState) int {
 			b := bitArg(L, 1)
-			n := int32(8)
+			n := int64(8) // int64: negating int32's minimum must not stay negative
 			if L.GetTop() >= 2 {
-				n = int32(bitArg(L, 2))
+				n = int64(int32(bitArg(L, 2)))
 			}
 			digits := "0123456789abcdef"
 			if n < 0 {

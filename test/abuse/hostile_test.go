@@ -1,0 +1,107 @@
+package abuse
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"basalt/internal/testutil"
+)
+
+// probe is one hostile command and the error it must get.
+type probe struct {
+	args []string
+	want string // the error reply, or its start when it ends in "..."
+}
+
+// runProbes sends each probe on one connection while a second one keeps
+// PINGing: the probe must get its error, PING must never wait longer than
+// maxStall, and the server's peak RSS must stay under maxRSS.
+func runProbes(t *testing.T, b *testutil.Proc, probes []probe, maxStall time.Duration, maxRSS int64) {
+	t.Helper()
+	c := testutil.Dial(t, b.Addr)
+	pinger := testutil.Dial(t, b.Addr)
+	var worst atomic.Int64
+	stop := make(chan struct{})
+	pinged := make(chan struct{})
+	go func() {
+		defer close(pinged)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			start := time.Now()
+			r, err := pinger.DoErr("PING")
+			if err != nil || r.Str != "PONG" {
+				worst.Store(int64(time.Hour)) // reported below
+				return
+			}
+			if d := int64(time.Since(start)); d > worst.Load() {
+				worst.Store(d)
+			}
+		}
+	}()
+	for _, p := range probes {
+		start := time.Now()
+		r, err := c.DoErr(p.args...)
+		if err != nil {
+			close(stop)
+			t.Fatalf("%.60q: %v (server alive: %v)", p.args, err, b.Running())
+		}
+		want, prefix := strings.CutSuffix(p.want, "...")
+		if !r.IsError() || r.Str != want && !(prefix && strings.HasPrefix(r.Str, want)) {
+			t.Errorf("%.60q answered %.200v, want error %q", p.args, r, p.want)
+		}
+		t.Logf("%.60q: %v", p.args, time.Since(start).Round(time.Millisecond))
+	}
+	close(stop)
+	<-pinged
+	if stall := time.Duration(worst.Load()); stall > maxStall {
+		t.Errorf("a second client's PING waited %v (bound %v)", stall, maxStall)
+	}
+	if r := c.Do("PING"); r.Str != "PONG" {
+		t.Fatalf("PING after the probes: %v", r)
+	}
+	if peak := peakRSS(t, b.Pid()); peak > maxRSS {
+		t.Errorf("peak RSS %d MB, bound %d MB", peak>>20, maxRSS>>20)
+	} else {
+		t.Logf("peak RSS %d MB", peak>>20)
+	}
+}
+
+// Counts that ask for a reply of billions of random picks are refused at
+// once (Redis would build the reply and run out of memory); one whose
+// reply passes the bound while being built is refused then.
+func TestHugeCounts(t *testing.T) {
+	b := testutil.StartBasalt(t, "")
+	c := testutil.Dial(t, b.Addr)
+	c.Do("SADD", "s", "a", "b", "c")
+	c.Do("HSET", "h", "a", "1", "b", "2")
+	c.Do("ZADD", "z", "1", "a", "2", "b")
+	c.Do("SADD", "wide", strings.Repeat("m", 100))
+	c.Do("HSET", "wideh", strings.Repeat("f", 100), strings.Repeat("v", 100))
+	const tooLarge = "ERR reply would be larger than 128mb, use a smaller count"
+	probes := []probe{
+		{[]string{"SRANDMEMBER", "s", "-10000000000"}, tooLarge},
+		{[]string{"HRANDFIELD", "h", "-10000000000"}, tooLarge},
+		{[]string{"HRANDFIELD", "h", "-10000000000", "WITHVALUES"}, tooLarge},
+		{[]string{"ZRANDMEMBER", "z", "-10000000000"}, tooLarge},
+		{[]string{"ZRANDMEMBER", "z", "-10000000000", "WITHSCORES"}, tooLarge},
+		{[]string{"SRANDMEMBER", "s", "-9223372036854775807"}, tooLarge},
+		// Redis's own range checks (CVE-2023-22458).
+		{[]string{"HRANDFIELD", "h", "-9223372036854775807", "WITHVALUES"}, "ERR value is out of range"},
+		{[]string{"ZRANDMEMBER", "z", "-9223372036854775807", "WITHSCORES"}, "ERR value is out of range"},
+		// About 200 MB of reply: refused after a few picks.
+		{[]string{"SRANDMEMBER", "wide", "-2000000"}, tooLarge},
+		{[]string{"HRANDFIELD", "wideh", "-1000000", "WITHVALUES"}, tooLarge},
+		{[]string{"EVAL", "return redis.call('SRANDMEMBER', 's', -10000000000)", "0"}, tooLarge + "..."},
+	}
+	// Refused replies are never built: the server stays small.
+	runProbes(t, b, probes, 2*time.Second, 200<<20)
+	if r := c.Do("SRANDMEMBER", "s", "-1000"); len(r.Elems) != 1000 {
+		t.Errorf("SRANDMEMBER s -1000 gave %d members", len(r.Elems))
+	}
+}
