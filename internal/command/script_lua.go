@@ -119,6 +119,7 @@ func newEnv() *luaEnv {
 		// The memory count differs from node to node: scripts see 0.
 		"collectgarbage": func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 },
 	})
+	e.guardStringLib(opened.RawGetString("string").(*lua.LTable), opened.RawGetString("table").(*lua.LTable))
 	math := opened.RawGetString("math").(*lua.LTable)
 	e.setFuncs(math, map[string]lua.LGFunction{"random": e.random, "randomseed": e.randomseed})
 	e.globals.RawSetString("cjson", openCjson(L))

@@ -568,6 +568,9 @@ func configSet(c *Client, args [][]byte) {
 	if seen["busy-reply-threshold"] || seen["lua-time-limit"] {
 		command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	}
+	if seen["lua-maxmemory"] {
+		command.SetScriptMaxMemory(cfg.LuaMaxMemory)
+	}
 	if seen["notify-keyspace-events"] {
 		s.st.SetNotify(cfg.NotifyKeyspaceEvents, s.hub.keyspaceEvents)
 	}

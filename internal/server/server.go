@@ -80,6 +80,7 @@ func New(cfg Config) (*Server, error) {
 	st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
 	sc := shardConfig(cfg)
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
+	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published
 	sh, err := shard.New(st, command.Apply, sc)

@@ -105,3 +105,36 @@ func TestHugeCounts(t *testing.T) {
 		t.Errorf("SRANDMEMBER s -1000 gave %d members", len(r.Elems))
 	}
 }
+
+// Scripts can't build a string past lua-maxmemory: the builtins that make
+// big strings out of small arguments raise a script error first.
+func TestScriptMemory(t *testing.T) {
+	b := testutil.StartBasalt(t, "", "--lua-maxmemory", "64mb")
+	over := func(fn string) string {
+		return "ERR user_script:1: " + fn + ": the result would be larger than lua-maxmemory (67108864 bytes)..."
+	}
+	probes := []probe{
+		{[]string{"EVAL", "return #string.rep('x', 2^40)", "0"}, over("string.rep")},
+		{[]string{"EVAL", "return #string.rep('x', 2^62)", "0"}, over("string.rep")},
+		{[]string{"EVAL", "return #('xy'):rep(2^33)", "0"}, over("string.rep")},
+		{[]string{"EVAL", "local s, t = string.rep('x', 1e6), {} for i = 1, 100 do t[i] = s end return #table.concat(t, ',')", "0"}, over("table.concat")},
+		{[]string{"EVAL", "return #string.format('%99999999d', 1)", "0"}, over("string.format")},
+		{[]string{"EVAL", "local s, t = string.rep('x', 1e6), {} for i = 1, 100 do t[i] = s end return #cjson.encode(t)", "0"},
+			"ERR user_script:1: Cannot serialise: the result would be larger than lua-maxmemory (67108864 bytes)..."},
+	}
+	runProbes(t, b, probes, 2*time.Second, 400<<20)
+	c := testutil.Dial(t, b.Addr)
+	// Under the limit they work as before, and pcall catches the error.
+	for script, want := range map[string]string{ // as Reply.String renders it
+		"return #string.rep('x', 1e6)":                                    ":1000000",
+		"return #table.concat({'a', 'b', 'c'}, ', ')":                     ":7",
+		"return string.format('%5d|%-3s|%.2f', 42, 'ab', 1.5)":            `"   42|ab |1.50"`,
+		"return tostring(pcall(string.rep, 'x', 2^40))":                   `"false"`,
+		"return #cjson.encode({string.rep('x', 10), string.rep('y', 3)})": ":20",
+	} {
+		r := c.Do("EVAL", script, "0")
+		if got := r.String(); got != want {
+			t.Errorf("EVAL %q = %v, want %s", script, r, want)
+		}
+	}
+}

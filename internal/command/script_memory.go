@@ -1,0 +1,139 @@
+package command
+
+import (
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// lua-maxmemory: the largest string a script may build.
+//
+// gopher-lua allocates from the Go heap and has no allocator hook, so a
+// script can't be held to a memory budget the way Redis's Lua allocator
+// could be. What can exhaust memory in a few instructions is a builtin that
+// makes a big string out of small arguments: string.rep('x', 2^40),
+// table.concat of a table holding one big string many times, string.format
+// with huge widths, cjson.encode of such a table. Those are wrapped here to
+// compute the size of what they would build first, and raise a script
+// error instead when it passes the limit. The check depends only on the
+// script's arguments and the setting, so every node that applies the
+// script's record makes the same choice (given the same setting).
+var scriptMaxMemory atomic.Int64
+
+func init() { scriptMaxMemory.Store(DefaultScriptMaxMemory) }
+
+// DefaultScriptMaxMemory is lua-maxmemory's default: proto-max-bulk-len's,
+// the largest value a script could store.
+const DefaultScriptMaxMemory = maxStringLen
+
+// SetScriptMaxMemory sets lua-maxmemory (bytes) for scripts from now on.
+func SetScriptMaxMemory(n int64) { scriptMaxMemory.Store(n) }
+
+// checkScriptString raises a script error if fn would build a string of
+// size bytes (size < 0: too large to count).
+func checkScriptString(L *lua.LState, fn string, size int64) {
+	if limit := scriptMaxMemory.Load(); size < 0 || size > limit {
+		L.RaiseError("%s: the result would be larger than lua-maxmemory (%d bytes)", fn, limit)
+	}
+}
+
+// guardStringLib wraps the string and table builtins that build big strings.
+func (e *luaEnv) guardStringLib(str, tab *lua.LTable) {
+	rep := str.RawGetString("rep")
+	format := str.RawGetString("format")
+	concat := tab.RawGetString("concat")
+	e.setFuncs(str, map[string]lua.LGFunction{
+		"rep": func(L *lua.LState) int {
+			s, n := L.CheckString(1), L.CheckInt64(2)
+			if n > 0 && len(s) > 0 {
+				size := int64(len(s)) * n
+				if size/n != int64(len(s)) {
+					size = -1
+				}
+				checkScriptString(L, "string.rep", size)
+			}
+			return callThrough(L, rep)
+		},
+		"format": func(L *lua.LState) int {
+			checkScriptString(L, "string.format", formatBound(L))
+			return callThrough(L, format)
+		},
+	})
+	e.setFuncs(tab, map[string]lua.LGFunction{
+		"concat": func(L *lua.LState) int {
+			checkScriptString(L, "table.concat", concatBound(L))
+			return callThrough(L, concat)
+		},
+	})
+}
+
+// callThrough calls the wrapped builtin fn with the arguments on the stack
+// and returns its results.
+func callThrough(L *lua.LState, fn lua.LValue) int {
+	top := L.GetTop()
+	L.Insert(fn, 1)
+	L.Call(top, lua.MultRet)
+	return L.GetTop()
+}
+
+// concatBound is the length of table.concat(t, sep, i, j)'s result, at
+// most (an element that is not a string is left for concat to refuse).
+func concatBound(L *lua.LState) int64 {
+	t := L.CheckTable(1)
+	sep := int64(len(L.OptString(2, "")))
+	i, j := L.OptInt64(3, 1), L.OptInt64(4, int64(t.Len()))
+	var size int64
+	for k := max(i, 1); k <= min(j, int64(t.Len())); k++ {
+		if s, ok := t.RawGetInt(int(k)).(lua.LString); ok {
+			size += int64(len(s))
+		} else {
+			size += 32 // a number's text
+		}
+		size += sep
+		if size > scriptMaxMemory.Load() {
+			return -1
+		}
+	}
+	return size
+}
+
+// formatBound is the length of string.format's result, at most: the
+// format, every argument's text and every width or precision given.
+func formatBound(L *lua.LState) int64 {
+	f := L.CheckString(1)
+	size := int64(len(f))
+	for i := 2; i <= L.GetTop(); i++ {
+		if s, ok := L.Get(i).(lua.LString); ok {
+			size += int64(len(s))
+		} else {
+			size += 32
+		}
+	}
+	for rest := f; ; {
+		at := strings.IndexByte(rest, '%')
+		if at < 0 {
+			break
+		}
+		rest = rest[at+1:]
+		digits := strings.TrimLeft(rest, "-+ #0")
+		for _, part := range strings.SplitN(digits, ".", 2) {
+			end := 0
+			for end < len(part) && part[end] >= '0' && part[end] <= '9' {
+				end++
+			}
+			if end > 0 {
+				n, err := strconv.ParseInt(part[:end], 10, 64)
+				if err != nil {
+					return -1
+				}
+				size += n
+			}
+			if end < len(part) {
+				break
+			}
+		}
+	}
+	return size
+}
