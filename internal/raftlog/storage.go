@@ -106,11 +106,17 @@ type Storage struct {
 
 var _ raft.Storage = (*Storage)(nil)
 
+// MaxOpenFiles bounds the table files the log's Pebble keeps open. The log
+// is truncated behind the applied index, so it has few tables; the server
+// counts these descriptors against RLIMIT_NOFILE.
+const MaxOpenFiles = 64
+
 // Open opens or creates the log in dir.
 func Open(dir string) (*Storage, error) {
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
+		MaxOpenFiles:       MaxOpenFiles,
 	})
 	if err != nil {
 		return nil, err

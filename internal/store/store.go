@@ -63,6 +63,9 @@ type Options struct {
 	// MetaCacheSize bounds the in-memory cache of metadata entries, in
 	// bytes; 0 means DefaultMetaCacheSize, negative turns it off.
 	MetaCacheSize int64
+	// MaxOpenFiles bounds the table files Pebble keeps open; 0 means
+	// Pebble's default (1000). The server fits it to RLIMIT_NOFILE.
+	MaxOpenFiles int
 }
 
 // DefaultMetaCacheSize is the metadata cache basalt uses unless told
@@ -91,6 +94,7 @@ func Open(dir string, o Options) (*Store, error) {
 		// per write than fewer, larger flushes. SET -P 16 ran 1.15-1.3x
 		// faster with 8 MB than with 64 MB (docs/benchmarks.md, run F).
 		MemTableSize: 8 << 20,
+		MaxOpenFiles: o.MaxOpenFiles,
 		// Every flush holds the group's metadata and state entries ('m',
 		// 's') and its members ('v'), so it overlaps all the members
 		// written before it: while the data fits in Lbase, each L0

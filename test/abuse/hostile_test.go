@@ -1,6 +1,12 @@
 package abuse
 
 import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -136,5 +142,83 @@ func TestScriptMemory(t *testing.T) {
 		if got := r.String(); got != want {
 			t.Errorf("EVAL %q = %v, want %s", script, r, want)
 		}
+	}
+}
+
+// A node started under a low descriptor limit lowers maxclients to fit,
+// and one whose accepts fail for want of descriptors (maxclients raised
+// past the limit) keeps serving its clients and accepts again once some
+// leave: it never stops.
+func TestDescriptorLimit(t *testing.T) {
+	const limit = 256
+	wrapper := filepath.Join(t.TempDir(), "basalt-ulimit")
+	script := fmt.Sprintf("#!/bin/sh\nulimit -Sn %d && ulimit -Hn %d || exit 1\nexec %s \"$@\"\n", limit, limit, testutil.BasaltBinary(t))
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BASALT_BIN", wrapper)
+	b := testutil.StartBasalt(t, "")
+	c := testutil.Dial(t, b.Addr)
+	maxClients, _ := strconv.Atoi(c.Do("CONFIG", "GET", "maxclients").Elems[1].Str)
+	if maxClients < 16 || maxClients >= limit {
+		t.Fatalf("maxclients is %d under ulimit -n %d", maxClients, limit)
+	}
+	log, _ := os.ReadFile(filepath.Join(b.Dir, "basalt.log"))
+	if !strings.Contains(string(log), "maxclients is reduced to "+strconv.Itoa(maxClients)) {
+		t.Errorf("no log line for the lowered maxclients:\n%s", log)
+	}
+
+	// Past maxclients: refused with Redis's error, the server stays up.
+	dial := func(n int) (conns []net.Conn) {
+		for range n {
+			nc, err := net.DialTimeout("tcp", b.Addr, time.Second)
+			if err != nil {
+				break
+			}
+			conns = append(conns, nc)
+		}
+		return conns
+	}
+	closeAll := func(conns []net.Conn) {
+		for _, nc := range conns {
+			nc.Close()
+		}
+	}
+	conns := dial(maxClients + 10)
+	last := conns[len(conns)-1]
+	_ = last.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if reply, _ := io.ReadAll(last); !strings.HasPrefix(string(reply), "-ERR max number of clients reached") {
+		t.Errorf("connection %d got %q", len(conns), reply)
+	}
+	closeAll(conns)
+
+	// maxclients past the limit: accept runs out of descriptors.
+	c.Do("CONFIG", "SET", "maxclients", "10000")
+	conns = dial(2 * limit)
+	t.Logf("%d connections open", len(conns))
+	for range 3 {
+		if r := c.Do("PING"); r.Str != "PONG" {
+			t.Fatalf("PING with %d connections open: %v", len(conns), r)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	closeAll(conns)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fresh, err := testutil.DialErr(b.Addr)
+		if err == nil {
+			r, err := fresh.DoErr("PING")
+			fresh.Close()
+			if err == nil && r.Str == "PONG" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new connection served after the others left (running: %v)", b.Running())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !b.Running() {
+		t.Fatal("the server stopped")
 	}
 }
