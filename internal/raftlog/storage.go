@@ -43,6 +43,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+
+	"basalt/internal/pebblelog"
 )
 
 var (
@@ -115,7 +117,7 @@ const MaxOpenFiles = 64
 func Open(dir string) (*Storage, error) {
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             quietLogger{},
+		Logger:             &pebblelog.Logger{Name: "raftlog pebble"},
 		MaxOpenFiles:       MaxOpenFiles,
 	})
 	if err != nil {
@@ -659,15 +661,4 @@ func (s *Storage) Bootstrap(voters []uint64) error {
 		Index: 1, Term: 1, ConfState: raftpb.ConfState{Voters: voters},
 	}}
 	return s.save(snap, raftpb.HardState{Term: 1, Commit: 1}, nil, true)
-}
-
-// quietLogger keeps Pebble's routine messages out of the server log.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{}) {}
-func (quietLogger) Errorf(format string, args ...interface{}) {
-	fmt.Printf("raftlog pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf("raftlog pebble: "+format, args...))
 }

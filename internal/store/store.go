@@ -7,13 +7,14 @@ package store
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+
+	"basalt/internal/pebblelog"
 )
 
 // Store is an open data directory.
@@ -88,7 +89,7 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	popts := &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             quietLogger{},
+		Logger:             &pebblelog.Logger{Name: "pebble"},
 		// Every write inserts into the memtable's skiplist, and an insert
 		// walks it: a memtable that stays within the CPU caches is cheaper
 		// per write than fewer, larger flushes. SET -P 16 ran 1.15-1.3x
@@ -222,16 +223,4 @@ func (s *Store) AppliedIndex() (uint64, error) {
 		return 0, err
 	}
 	return binary.BigEndian.Uint64(v), nil
-}
-
-// quietLogger keeps Pebble's routine messages out of the server log while
-// still reporting real trouble.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{}) {}
-func (quietLogger) Errorf(format string, args ...interface{}) {
-	fmt.Printf("pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf("pebble: "+format, args...))
 }
