@@ -1,7 +1,6 @@
 package command
 
 import (
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -99,41 +98,40 @@ func concatBound(L *lua.LState) int64 {
 	return size
 }
 
-// formatBound is the length of string.format's result, at most: the
-// format, every argument's text and every width or precision given.
+// formatBound is the length of string.format's result, at most.
+// gopher-lua hands the format to Go's fmt, where a verb may name its
+// argument ("%[1]s"), so each verb may print the longest argument: as %q
+// or %x, up to 6 bytes per byte, plus its width and precision (which fmt
+// parses up to ten million).
 func formatBound(L *lua.LState) int64 {
 	f := L.CheckString(1)
-	size := int64(len(f))
+	longest := int64(32) // a number's text
 	for i := 2; i <= L.GetTop(); i++ {
 		if s, ok := L.Get(i).(lua.LString); ok {
-			size += int64(len(s))
-		} else {
-			size += 32
+			longest = max(longest, int64(len(s)))
 		}
 	}
-	for rest := f; ; {
-		at := strings.IndexByte(rest, '%')
-		if at < 0 {
-			break
+	const maxWidth = 10_000_010 // what fmt's parsenum reads before tooLarge stops it
+	size := int64(len(f))
+	for at := strings.IndexByte(f, '%'); at >= 0; at = strings.IndexByte(f, '%') {
+		f = f[at+1:]
+		size += 6*longest + 64
+		// Flags, argument indexes, width and precision: every number
+		// counts as a width, and a width from the arguments (*) as the
+		// largest two.
+		n := int64(0)
+		for len(f) > 0 && strings.IndexByte("-+ #.[]*0123456789", f[0]) >= 0 {
+			switch c := f[0]; {
+			case c >= '0' && c <= '9':
+				n = min(n*10+int64(c-'0'), maxWidth)
+			case c == '*':
+				size += 2 * maxWidth
+			default:
+				size, n = size+n, 0
+			}
+			f = f[1:]
 		}
-		rest = rest[at+1:]
-		digits := strings.TrimLeft(rest, "-+ #0")
-		for _, part := range strings.SplitN(digits, ".", 2) {
-			end := 0
-			for end < len(part) && part[end] >= '0' && part[end] <= '9' {
-				end++
-			}
-			if end > 0 {
-				n, err := strconv.ParseInt(part[:end], 10, 64)
-				if err != nil {
-					return -1
-				}
-				size += n
-			}
-			if end < len(part) {
-				break
-			}
-		}
+		size += n
 	}
 	return size
 }

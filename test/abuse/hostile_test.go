@@ -124,7 +124,8 @@ func TestScriptMemory(t *testing.T) {
 		{[]string{"EVAL", "return #string.rep('x', 2^62)", "0"}, over("string.rep")},
 		{[]string{"EVAL", "return #('xy'):rep(2^33)", "0"}, over("string.rep")},
 		{[]string{"EVAL", "local s, t = string.rep('x', 1e6), {} for i = 1, 100 do t[i] = s end return #table.concat(t, ',')", "0"}, over("table.concat")},
-		{[]string{"EVAL", "return #string.format('%99999999d', 1)", "0"}, over("string.format")},
+		{[]string{"EVAL", "return #string.format(string.rep('%1000000d', 100), 1)", "0"}, over("string.format")},
+		{[]string{"EVAL", "return #string.format(string.rep('%[1]s', 100), string.rep('x', 1e6))", "0"}, over("string.format")},
 		{[]string{"EVAL", "local s, t = string.rep('x', 1e6), {} for i = 1, 100 do t[i] = s end return #cjson.encode(t)", "0"},
 			"ERR user_script:1: Cannot serialise: the result would be larger than lua-maxmemory (67108864 bytes)..."},
 	}
