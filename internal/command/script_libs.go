@@ -65,7 +65,7 @@ func jsonEncode(b *strings.Builder, v lua.LValue, depth int) string {
 	case lua.LString:
 		// A table may hold one big string many times (script_memory.go).
 		if limit := scriptMaxMemory.Load(); int64(b.Len())+int64(len(v)) > limit {
-			return "Cannot serialise: the result would be larger than lua-maxmemory (" + strconv.FormatInt(limit, 10) + " bytes)"
+			return "Cannot serialise: the result would be larger than script-maxmemory (" + strconv.FormatInt(limit, 10) + " bytes)"
 		}
 		jsonString(b, string(v))
 	case *lua.LTable:

@@ -1,13 +1,16 @@
 package command
 
 import (
+	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
 
-// lua-maxmemory: the largest string a script may build.
+// script-maxmemory: the largest string a script may build.
 //
 // gopher-lua allocates from the Go heap and has no allocator hook, so a
 // script can't be held to a memory budget the way Redis's Lua allocator
@@ -23,18 +26,18 @@ var scriptMaxMemory atomic.Int64
 
 func init() { scriptMaxMemory.Store(DefaultScriptMaxMemory) }
 
-// DefaultScriptMaxMemory is lua-maxmemory's default: proto-max-bulk-len's,
+// DefaultScriptMaxMemory is script-maxmemory's default: proto-max-bulk-len's,
 // the largest value a script could store.
 const DefaultScriptMaxMemory = maxStringLen
 
-// SetScriptMaxMemory sets lua-maxmemory (bytes) for scripts from now on.
+// SetScriptMaxMemory sets script-maxmemory (bytes) for scripts from now on.
 func SetScriptMaxMemory(n int64) { scriptMaxMemory.Store(n) }
 
 // checkScriptString raises a script error if fn would build a string of
 // size bytes (size < 0: too large to count).
 func checkScriptString(L *lua.LState, fn string, size int64) {
 	if limit := scriptMaxMemory.Load(); size < 0 || size > limit {
-		L.RaiseError("%s: the result would be larger than lua-maxmemory (%d bytes)", fn, limit)
+		L.RaiseError("%s: the result would be larger than script-maxmemory (%d bytes)", fn, limit)
 	}
 }
 
@@ -134,4 +137,59 @@ func formatBound(L *lua.LState) int64 {
 		size += n
 	}
 	return size
+}
+
+// The memory watch: what no wrapper sees. The .. operator concatenates
+// inside gopher-lua's VM, and tables grow there, so `s = s .. s` thirty
+// times or an endless table insert would still exhaust memory. While
+// scripts run, the Go heap is looked at every memCheckEvery; once it has
+// grown by more than script-maxmemory over its lowest since the run began, the run is
+// stopped as SCRIPT KILL stops one, if it wrote nothing yet (a script that
+// wrote can't be stopped without breaking its atomicity, as in Redis). The
+// heap is the process's, so scripts running at once are measured together.
+// A stop is never logged as a record (script_kill.go), so whether it
+// happens may depend on timing.
+const memCheckEvery = 5 * time.Millisecond
+
+// errScriptMemory is what a script stopped by the memory watch answers.
+func errScriptMemory() string {
+	return "ERR Script killed: it used more than script-maxmemory (" + strconv.FormatInt(scriptMaxMemory.Load(), 10) + " bytes)"
+}
+
+// watchScriptMemory starts the watch if it is not running; scriptRuns is
+// locked.
+func watchScriptMemory() {
+	if scriptRuns.mem == nil {
+		scriptRuns.mem = time.AfterFunc(memCheckEvery, checkScriptMemory)
+	} else if len(scriptRuns.runs) == 1 {
+		scriptRuns.mem.Reset(memCheckEvery)
+	}
+}
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// checkScriptMemory stops the runs the heap grew too much under, and looks
+// again later while any run is left.
+func checkScriptMemory() {
+	scriptRuns.Lock()
+	metrics.Read(heapSample)
+	heap := heapSample[0].Value.Uint64()
+	limit := uint64(scriptMaxMemory.Load())
+	var over []*scriptRun
+	for _, r := range scriptRuns.runs {
+		// The lowest heap seen during the run is its start: the garbage
+		// of the runs before may be collected meanwhile.
+		if r.heapAt == 0 || heap < r.heapAt {
+			r.heapAt = heap
+		} else if heap > r.heapAt+limit {
+			over = append(over, r)
+		}
+	}
+	if len(scriptRuns.runs) > 0 {
+		scriptRuns.mem.Reset(memCheckEvery)
+	}
+	scriptRuns.Unlock()
+	for _, r := range over {
+		r.killWith(false, errScriptMemory())
+	}
 }

@@ -568,7 +568,7 @@ func configSet(c *Client, args [][]byte) {
 	if seen["busy-reply-threshold"] || seen["lua-time-limit"] {
 		command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	}
-	if seen["lua-maxmemory"] {
+	if seen["script-maxmemory"] {
 		command.SetScriptMaxMemory(cfg.LuaMaxMemory)
 	}
 	if seen["notify-keyspace-events"] {

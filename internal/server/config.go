@@ -59,7 +59,7 @@ type Config struct {
 	LatencyPercentiles []float64
 
 	// Limits against hostile input (docs/limits.md).
-	LuaMaxMemory int64 // lua-maxmemory: the largest string a script may build
+	LuaMaxMemory int64 // script-maxmemory: the largest string a script may build
 }
 
 // bufferClasses are client-output-buffer-limit's classes, in CONFIG GET's order.
@@ -191,7 +191,7 @@ func (c *Config) Set(name, value string) error {
 			return fmt.Errorf("argument must be between 0 and 9223372036854775807 inclusive")
 		}
 		c.LuaTimeLimit = n
-	case "lua-maxmemory":
+	case "script-maxmemory":
 		n, err := parseMemory(value)
 		if err != nil || n < 1<<20 {
 			return fmt.Errorf("argument must be a memory value of at least 1mb")
@@ -260,7 +260,7 @@ func (c *Config) Get(name string) (string, bool) {
 		return strconv.FormatInt(c.LogRetainBytes, 10), true
 	case "busy-reply-threshold", "lua-time-limit":
 		return strconv.FormatInt(c.LuaTimeLimit, 10), true
-	case "lua-maxmemory":
+	case "script-maxmemory":
 		return strconv.FormatInt(c.LuaMaxMemory, 10), true
 	case "cache-size":
 		return strconv.FormatInt(c.CacheSize, 10), true
@@ -369,7 +369,7 @@ var ConfigNames = []string{"bind", "port", "dir", "dbfilename", "appendfsync", "
 	"busy-reply-threshold", "lua-time-limit", "notify-keyspace-events",
 	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking",
 	"latency-tracking-info-percentiles",
-	"lua-maxmemory"}
+	"script-maxmemory"}
 
 // configAliases maps old names to the name CONFIG REWRITE writes.
 var configAliases = map[string]string{"lua-time-limit": "busy-reply-threshold"}
