@@ -244,3 +244,67 @@ func TestDescriptorLimit(t *testing.T) {
 		t.Fatal("the server stopped")
 	}
 }
+
+// A JSON document can't be made deeper than the parser reads back
+// (jsondoc.MaxDepth, 128), whichever command nests the value.
+func TestJSONDepth(t *testing.T) {
+	b := testutil.StartBasalt(t, "")
+	c := testutil.Dial(t, b.Addr)
+	const tooDeep = "ERR recursion limit exceeded: the document would nest deeper than 128 levels"
+	// {"a":{"a":...}} one level at a time by path: level 128 is the last.
+	if r := c.Do("JSON.SET", "doc", "$", `{"a":1}`); r.Str != "OK" {
+		t.Fatalf("JSON.SET: %v", r)
+	}
+	path := "$"
+	for depth := 2; depth <= 129; depth++ {
+		path += ".a"
+		r := c.Do("JSON.SET", "doc", path, `{"a":1}`)
+		if depth <= 128 && r.Str != "OK" || depth > 128 && r.Str != tooDeep {
+			t.Fatalf("JSON.SET at depth %d answered %v", depth, r)
+		}
+	}
+	deepest := strings.TrimSuffix(path, ".a") // the object at level 128
+	for _, args := range [][]string{
+		{"JSON.SET", "doc", deepest + ".a", "[]"},
+		{"JSON.SET", "doc", deepest + ".new", "{}"},
+		{"JSON.MSET", "doc", deepest + ".a", "[]", "other", "$", "1"},
+		{"JSON.MERGE", "doc", deepest, `{"a":{"b":1}}`},
+		{"JSON.MERGE", "doc", deepest + ".new", `{"b":1}`},
+	} {
+		if r := c.Do(args...); r.Str != tooDeep {
+			t.Errorf("%.60q answered %v", args, r)
+		}
+	}
+	// Arrays: 127 levels, then one more holding an array is too deep.
+	c.Do("JSON.SET", "arr", "$", strings.Repeat("[", 127)+strings.Repeat("]", 127))
+	inner := "$" + strings.Repeat("[0]", 126)
+	for _, args := range [][]string{
+		{"JSON.ARRAPPEND", "arr", inner, "[[1]]"},
+		{"JSON.ARRINSERT", "arr", inner, "0", "[[1]]"},
+	} {
+		if r := c.Do(args...); r.Str != tooDeep {
+			t.Errorf("%.60q answered %v", args, r)
+		}
+	}
+	if r := c.Do("JSON.ARRAPPEND", "arr", inner, "[1]"); len(r.Elems) != 1 || r.Elems[0].Int != 1 {
+		t.Errorf("ARRAPPEND of a level 128 answered %v", r)
+	}
+	if r := c.Do("EXISTS", "other"); r.Int != 0 {
+		t.Errorf("a refused JSON.MSET wrote its other key")
+	}
+	// Everything stored reads back, before and after a restart.
+	for round := range 2 {
+		for _, key := range []string{"doc", "arr"} {
+			if r := c.Do("JSON.GET", key); r.IsError() || r.IsNil() {
+				t.Errorf("round %d: JSON.GET %s answered %.80v", round, key, r)
+			}
+		}
+		if round == 0 {
+			if err := b.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			b.Restart(t)
+			c = testutil.Dial(t, b.Addr)
+		}
+	}
+}
