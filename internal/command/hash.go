@@ -471,11 +471,7 @@ func cmdHRandField(c *Ctx) {
 	if !distinct || count == 1 {
 		// Repeats allowed: load a small hash once and index it; sample a
 		// big one by seeking. Either way the picks are written as drawn.
-		perPick := int64(1)
-		if withValues {
-			perPick = 2
-		}
-		guard, ok := startRepeatReply(c, count, perPick)
+		guard, ok := startRepeatReply(c, count, withValues)
 		if !ok {
 			return
 		}

@@ -124,8 +124,13 @@ type repeatReply struct {
 // average of random picks to be steady.
 const projectAfter = 64
 
-// startRepeatReply checks count picks of perPick bulk strings each.
-func startRepeatReply(c *Ctx, count, perPick int64) (*repeatReply, bool) {
+// startRepeatReply checks count picks of one bulk string each, or two
+// with pairs (WITHVALUES, WITHSCORES).
+func startRepeatReply(c *Ctx, count int64, pairs bool) (*repeatReply, bool) {
+	perPick := int64(1)
+	if pairs {
+		perPick = 2
+	}
 	if count > maxRepeatReply/(minBulkLen*perPick) {
 		c.W.Error(errReplyTooLarge)
 		return nil, false

@@ -482,7 +482,7 @@ func srandmemberCount(c *Ctx) {
 	// Picks that may repeat, as many as the client asks for.
 	count = -count
 	if h.n <= 1024 || count >= h.n/setLoadAllFactor {
-		guard, ok := startRepeatReply(c, count, 1)
+		guard, ok := startRepeatReply(c, count, false)
 		if !ok {
 			return
 		}

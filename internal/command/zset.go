@@ -986,11 +986,7 @@ func cmdZRandMember(c *Ctx) {
 // zrandRepeats answers ZRANDMEMBER with a negative count: n picks that may
 // repeat, written as they are drawn.
 func zrandRepeats(c *Ctx, z *zset, rng *rand.Rand, n int64, withScores bool) {
-	perPick := int64(1)
-	if withScores {
-		perPick = 2
-	}
-	guard, ok := startRepeatReply(c, n, perPick)
+	guard, ok := startRepeatReply(c, n, withScores)
 	if !ok {
 		return
 	}
