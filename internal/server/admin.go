@@ -243,7 +243,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("aof_last_bgrewrite_status", "ok")
 		add("aof_rewrites", 0)
 		status := "ok"
-		if s.shard.Stats.LastErr.Load() != nil {
+		if s.shard.Stats.LastErr.Load() != nil || s.shard.DiskFull() {
 			status = "err" // the shard refuses writes since
 		}
 		add("aof_last_write_status", status)
@@ -567,6 +567,9 @@ func configSet(c *Client, args [][]byte) {
 	}
 	if seen["busy-reply-threshold"] || seen["lua-time-limit"] {
 		command.SetScriptTimeLimit(cfg.LuaTimeLimit)
+	}
+	if seen["script-maxmemory"] {
+		command.SetScriptMaxMemory(cfg.LuaMaxMemory)
 	}
 	if seen["notify-keyspace-events"] {
 		s.st.SetNotify(cfg.NotifyKeyspaceEvents, s.hub.keyspaceEvents)

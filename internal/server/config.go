@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"basalt/internal/command"
 	"basalt/internal/resp"
 	"basalt/internal/shard"
 	"basalt/internal/store"
@@ -66,6 +67,9 @@ type Config struct {
 	// LatencyPercentiles is latency-tracking-info-percentiles: what INFO
 	// latencystats reports, in this order. Replaced, never modified.
 	LatencyPercentiles []float64
+
+	// Limits against hostile input (docs/limits.md).
+	LuaMaxMemory int64 // script-maxmemory: the largest string a script may build
 }
 
 // bufferClasses are client-output-buffer-limit's classes, in CONFIG GET's order.
@@ -98,6 +102,7 @@ func DefaultConfig() Config {
 		LatencyPercentiles: []float64{50, 99, 99.9},
 
 		ProtectedMode: true,
+		LuaMaxMemory: command.DefaultScriptMaxMemory,
 	}
 }
 
@@ -197,6 +202,12 @@ func (c *Config) Set(name, value string) error {
 			return fmt.Errorf("argument must be between 0 and 9223372036854775807 inclusive")
 		}
 		c.LuaTimeLimit = n
+	case "script-maxmemory":
+		n, err := parseMemory(value)
+		if err != nil || n < 1<<20 {
+			return fmt.Errorf("argument must be a memory value of at least 1mb")
+		}
+		c.LuaMaxMemory = n
 	case "slowlog-log-slower-than":
 		return setInt64(&c.SlowlogSlowerThan, value, -1)
 	case "slowlog-max-len":
@@ -260,6 +271,8 @@ func (c *Config) Get(name string) (string, bool) {
 		return strconv.FormatInt(c.LogRetainBytes, 10), true
 	case "busy-reply-threshold", "lua-time-limit":
 		return strconv.FormatInt(c.LuaTimeLimit, 10), true
+	case "script-maxmemory":
+		return strconv.FormatInt(c.LuaMaxMemory, 10), true
 	case "cache-size":
 		return strconv.FormatInt(c.CacheSize, 10), true
 	case "meta-cache-size":
@@ -366,7 +379,8 @@ var ConfigNames = []string{"bind", "port", "dir", "dbfilename", "appendfsync", "
 	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit",
 	"busy-reply-threshold", "lua-time-limit", "notify-keyspace-events",
 	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking",
-	"latency-tracking-info-percentiles"}
+	"latency-tracking-info-percentiles",
+	"script-maxmemory"}
 
 // configAliases maps old names to the name CONFIG REWRITE writes.
 var configAliases = map[string]string{"lua-time-limit": "busy-reply-threshold"}

@@ -78,7 +78,13 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize)})
+	fds, err := planDescriptors(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxClients = fds.maxClients
+	st, err := store.Open(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize,
+		MetaCacheSize: metaCacheOption(cfg.MetaCacheSize), MaxOpenFiles: fds.storeFiles})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -88,6 +94,7 @@ func New(cfg Config) (*Server, error) {
 	sc := shardConfig(cfg)
 	sc.ServerTLS, sc.ClientTLS = serverTLS, clientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
+	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published
 	sh, err := shard.New(st, command.Apply, sc)
@@ -167,6 +174,8 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // Serve accepts clients until Close.
 func (s *Server) Serve() error {
 	go s.expireLoop()
+	var backoff time.Duration
+	var logged time.Time
 	for {
 		nc, err := s.ln.Accept()
 		if err != nil {
@@ -175,12 +184,22 @@ func (s *Server) Serve() error {
 				return nil
 			default:
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			// Out of descriptors (EMFILE) or another passing fault: wait
+			// and try again, as net/http does, and never stop serving the
+			// clients already connected.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			if time.Since(logged) >= 10*time.Second {
+				slog.Warn("accept failed, retrying", "err", err, "retry_in", backoff)
+				logged = time.Now()
 			}
-			return err
+			select {
+			case <-s.closed:
+				return nil
+			case <-time.After(backoff):
+			}
+			continue
 		}
+		backoff = 0
 		s.mu.Lock()
 		full := len(s.clients) >= s.cfg.MaxClients
 		s.mu.Unlock()

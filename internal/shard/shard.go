@@ -206,6 +206,7 @@ type Shard struct {
 	done      chan struct{}
 	failed    atomic.Bool
 	halted    atomic.Bool // Halt: nothing more is logged
+	diskFull  atomic.Bool // writes refused for want of space (disk.go)
 
 	Stats Stats
 }
@@ -297,6 +298,7 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 	go n.run()
 	go s.loop()
 	go s.syncer()
+	go s.watchDisk()
 	return s, nil
 }
 
@@ -537,10 +539,16 @@ func (s *Shard) Transport() *transport.Transport { return s.node.tr }
 // Propose queues p. The caller waits on p.Done.
 func (s *Shard) Propose(p *Proposal) error {
 	if s.failed.Load() {
+		if cause := s.Stats.LastErr.Load(); cause != nil {
+			return fmt.Errorf("%w: %v", ErrFailed, *cause)
+		}
 		return ErrFailed
 	}
 	if s.halted.Load() {
 		return ErrClosed
+	}
+	if s.diskFull.Load() {
+		return ErrDiskFull
 	}
 	if !s.IsLeader() {
 		return &NotLeaderError{Leader: s.Leader()}
@@ -691,6 +699,11 @@ func ErrorReply(err error) string {
 		return "ERR " + err.Error()
 	case errors.Is(err, ErrClosed):
 		return "ERR server is shutting down"
+	case errors.Is(err, ErrDiskFull):
+		return err.Error() // MISCONF
+	case errors.Is(err, ErrFailed):
+		// Redis's reply after a failed AOF write, with the cause.
+		return "MISCONF " + err.Error()
 	}
 	return "ERR " + err.Error()
 }
