@@ -102,7 +102,7 @@ func DefaultConfig() Config {
 		LatencyPercentiles: []float64{50, 99, 99.9},
 
 		ProtectedMode: true,
-		LuaMaxMemory: command.DefaultScriptMaxMemory,
+		LuaMaxMemory:  command.DefaultScriptMaxMemory,
 	}
 }
 
