@@ -24,7 +24,7 @@ import (
 type Server struct {
 	mu     sync.Mutex
 	cfg    Config
-	ln     net.Listener
+	lns    []net.Listener // listen.go
 	st     *store.Store
 	shard  *shard.Shard
 	runID  string
@@ -44,6 +44,8 @@ type Server struct {
 	errors          errorStats     // total_error_replies, INFO errorstats
 	monitors        monitors       // MONITOR (monitor.go)
 	failingOver     atomic.Bool    // a FAILOVER's transfer is under way (failover.go)
+	idleTimeout     atomic.Int64   // timeout, seconds (listen.go)
+	keepAlive       atomic.Int64   // tcp-keepalive, seconds
 	saving          saveState      // SAVE and BGSAVE (save.go)
 	nextID          atomic.Int64
 	wg              sync.WaitGroup
@@ -68,6 +70,12 @@ type Stats struct {
 
 // New opens the data directory and prepares a server; Serve starts it.
 func New(cfg Config) (*Server, error) {
+	boundCaches(&cfg)
+	for _, r := range cfg.RenameCommands {
+		if err := command.Rename(r[0], r[1]); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -106,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.tracker = newTracker(s)
 	s.applyOpsConfig(cfg)
+	s.applyNetConfig(cfg)
 	// One server a process: scripts' calls are told to this one.
 	command.ScriptCallHook = s.scriptCalled
 	command.ScriptRefusedHook = s.scriptRefused
@@ -126,7 +135,7 @@ func shardConfig(cfg Config) shard.Config {
 		ID:             max(cfg.NodeID, 1),
 		RaftAddr:       cfg.RaftAddr,
 		Join:           cfg.Join,
-		Advertise:      net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port)),
+		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(cfg.Port)),
 		RaftDir:        filepath.Join(cfg.Dir, "raft"),
 		Fsync:          cfg.AppendFsync,
 		LogRetain:      uint64(cfg.LogRetain),
@@ -139,61 +148,6 @@ func shardConfig(cfg Config) shard.Config {
 		}
 	}
 	return sc
-}
-
-// Listen binds the configured address.
-func (s *Server) Listen() error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.Port)))
-	if err != nil {
-		return err
-	}
-	s.ln = ln
-	return nil
-}
-
-// Addr is the address the server listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
-// Serve accepts clients until Close.
-func (s *Server) Serve() error {
-	go s.expireLoop()
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			select {
-			case <-s.closed:
-				return nil
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		s.mu.Lock()
-		full := len(s.clients) >= s.cfg.MaxClients
-		s.mu.Unlock()
-		if full {
-			s.Stats.Rejected.Add(1)
-			nc.Write([]byte("-ERR max number of clients reached\r\n"))
-			nc.Close()
-			continue
-		}
-		c := newClient(s, nc)
-		s.mu.Lock()
-		s.clients[c.id] = c
-		s.mu.Unlock()
-		s.Stats.Connections.Add(1)
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			c.serve()
-			s.mu.Lock()
-			delete(s.clients, c.id)
-			s.mu.Unlock()
-		}()
-	}
 }
 
 // ShutdownRequested is closed when a client asks the server to stop.
@@ -213,9 +167,7 @@ func (s *Server) Close() error {
 	}
 	close(s.closed)
 	s.requestShutdown()
-	if s.ln != nil {
-		s.ln.Close()
-	}
+	s.closeListeners()
 	s.mu.Lock()
 	for _, c := range s.clients {
 		c.nc.Close()
