@@ -24,13 +24,13 @@ import (
 type paramKind int
 
 const (
-	boolParam   paramKind = iota // yes/no
-	intParam                     // an integer within [min, max]
-	memParam                     // an integer or a memory value (1gb)
-	octalParam                   // an octal integer (unixsocketperm)
-	enumParam                    // one of enum (several, space separated, if multi)
-	stringParam                  // any string
-	specialParam                 // set and get do the work
+	boolParam    paramKind = iota // yes/no
+	intParam                      // an integer within [min, max]
+	memParam                      // an integer or a memory value (1gb)
+	octalParam                    // an octal integer (unixsocketperm)
+	enumParam                     // one of enum (several, space separated, if multi)
+	stringParam                   // any string
+	specialParam                  // set and get do the work
 )
 
 type paramFlag int
