@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -154,7 +155,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("uptime_in_seconds", up)
 		add("uptime_in_days", up/86400)
 		add("hz", 10)
-		add("configured_hz", 10)
+		add("configured_hz", 10) // basalt's background work runs at 10 Hz whatever hz says
 		add("lru_clock", now.Unix()&(1<<24-1))
 		add("executable", exe)
 		add("config_file", cfg.File)
@@ -194,10 +195,10 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("total_system_memory_human", humanBytes(totalMemory()))
 		add("used_memory_lua", 0)
 		add("used_memory_scripts", 0)
-		add("number_of_cached_scripts", 0)
-		add("maxmemory", 0)
-		add("maxmemory_human", "0B")
-		add("maxmemory_policy", "noeviction")
+		add("number_of_cached_scripts", command.CachedScripts())
+		add("maxmemory", cfg.MaxMemory)
+		add("maxmemory_human", humanBytes(uint64(cfg.MaxMemory)))
+		add("maxmemory_policy", cfg.MaxMemoryPolicy)
 		add("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1))))
 		add("mem_allocator", "go")
 		add("lazyfree_pending_objects", 0)
@@ -315,7 +316,42 @@ func (s *Server) infoSection(name string, c *Client) string {
 			name, v, _ := strings.Cut(l, ":")
 			add("raft_"+name, v)
 		}
-		add("connected_slaves", 0)
+		// Redis's shape: a follower shows its leader's link, a leader
+		// its followers as replicas (offsets are applied indexes).
+		if role == "slave" {
+			host, port, _ := net.SplitHostPort(st.Advertised[st.Leader])
+			link := "up"
+			if st.Leader == 0 {
+				link = "down"
+			}
+			add("master_host", host)
+			add("master_port", port)
+			add("master_link_status", link)
+			add("master_last_io_seconds_ago", 0)
+			add("master_sync_in_progress", 0)
+			add("slave_read_repl_offset", st.Applied)
+			add("slave_repl_offset", st.Applied)
+			add("slave_priority", 100)
+			add("slave_read_only", 1)
+			add("replica_announced", 1)
+		}
+		var replicas []string
+		if role == "master" && !s.shard.Lone() {
+			for _, id := range append(st.Voters, st.Learners...) {
+				if pr, ok := st.Progress[id]; ok && id != st.ID {
+					host, port, _ := net.SplitHostPort(st.Advertised[id])
+					state := "online"
+					if !pr.RecentActive {
+						state = "wait_bgsave"
+					}
+					replicas = append(replicas, fmt.Sprintf("ip=%s,port=%s,state=%s,offset=%d,lag=0", host, port, state, pr.Match))
+				}
+			}
+		}
+		add("connected_slaves", len(replicas))
+		for i, r := range replicas {
+			add(fmt.Sprintf("slave%d", i), r)
+		}
 		add("master_failover_state", "no-failover")
 		add("master_replid", s.runID)
 		add("master_replid2", strings.Repeat("0", 40))
