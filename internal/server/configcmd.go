@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -65,22 +66,24 @@ func cmdConfig(c *Client, argv [][]byte) {
 
 // configGet answers each name or alias matched, under the name it was
 // matched by, as Redis does: a plain name as typed, a pattern's matches
-// once per parameter.
+// once per name (an alias is a name of its own).
 func configGet(c *Client, patterns [][]byte) {
 	cfg := c.srv.config()
 	var names []string
 	var matched []*param
+	add := func(name string, p *param) {
+		if p != nil && !slices.Contains(names, name) {
+			names, matched = append(names, name), append(matched, p)
+		}
+	}
 	for _, pat := range patterns {
 		if !strings.ContainsAny(string(pat), "*?[") {
-			if p := lookupParam(string(pat)); p != nil && !slices.Contains(names, string(pat)) {
-				names, matched = append(names, string(pat)), append(matched, p)
-			}
+			add(string(pat), lookupParam(string(pat)))
 			continue
 		}
 		for _, name := range configNames() {
-			p := lookupParam(name)
-			if glob.Match(pat, []byte(name), true) && !slices.Contains(matched, p) {
-				names, matched = append(names, name), append(matched, p)
+			if glob.Match(pat, []byte(name), true) {
+				add(name, lookupParam(name))
 			}
 		}
 	}
@@ -103,9 +106,12 @@ func configSet(c *Client, args [][]byte) {
 	failed := func(name, why string) {
 		w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why)
 	}
-	var set []*param
+	// As in Redis, an alias is a parameter of its own here: setting it
+	// and its name at once is no duplicate, and errors name it.
+	var set []string
 	for i := 0; i < len(args); i += 2 {
-		p := lookupParam(string(args[i]))
+		name := strings.ToLower(string(args[i]))
+		p := lookupParam(name)
 		if p == nil {
 			w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(args[i]) + "'")
 			return
@@ -114,30 +120,31 @@ func configSet(c *Client, args [][]byte) {
 			failed(string(args[i]), "can't set immutable config")
 			return
 		}
-		if slices.Contains(set, p) {
+		if slices.Contains(set, name) {
 			failed(string(args[i]), "duplicate parameter")
 			return
 		}
-		set = append(set, p)
+		set = append(set, name)
 	}
 	s := c.srv
 	s.mu.Lock()
 	cfg := s.cfg // all or nothing: work on a copy
-	for i, p := range set {
-		if err := cfg.Set(p.name, string(args[2*i+1])); err != nil {
+	for i, name := range set {
+		if err := cfg.Set(name, string(args[2*i+1])); err != nil {
 			s.mu.Unlock()
-			failed(p.name, err.Error())
+			failed(name, err.Error())
 			return
 		}
 	}
 	s.cfg = cfg
 	s.mu.Unlock()
-	for _, p := range set {
+	for _, name := range set {
+		p := lookupParam(name)
 		if p.apply != nil {
 			p.apply(s, cfg)
 		}
-		if p.unused != "" {
-			slog.Info("config set: not applied", "parameter", p.name, "why", p.unused)
+		if p.unused != "" { // tools set these often: below notice
+			slog.Log(context.Background(), logLevels["verbose"], "config set: not applied", "parameter", p.name, "why", p.unused)
 		}
 	}
 	w.OK()
