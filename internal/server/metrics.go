@@ -98,6 +98,10 @@ func (m infoCollector) Collect(ch chan<- prometheus.Metric) {
 				if f, ok := infoNumber(v); ok {
 					emit("redis_"+infoMetrics[k], k+" from INFO", kind, f, nil)
 				}
+			case k == "used_disk_bytes":
+				if f, ok := infoNumber(v); ok {
+					emit("basalt_disk_used_bytes", "Bytes the data directory's store takes on disk", prometheus.GaugeValue, f, nil)
+				}
 			case strings.HasPrefix(k, "basalt_") || strings.HasPrefix(k, "raft_"):
 				if f, err := strconv.ParseFloat(v, 64); err == nil {
 					emit("basalt_"+strings.TrimPrefix(k, "basalt_"), k+" from INFO", prometheus.GaugeValue, f, nil)
