@@ -284,8 +284,8 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("expired_time_cap_reached_count", 0)
 		add("evicted_keys", 0)
 		add("evicted_clients", 0)
-		add("keyspace_hits", s.Stats.KeyspaceHits.Load())
-		add("keyspace_misses", s.Stats.KeyspaceMisses.Load())
+		add("keyspace_hits", s.st.Hits.Load()) // lookups of reads outside MULTI and scripts
+		add("keyspace_misses", s.st.Misses.Load())
 		add("pubsub_channels", s.hub.numChannels())
 		add("pubsub_patterns", s.hub.numPatterns())
 		add("pubsubshard_channels", s.hub.numShardChannels())

@@ -41,7 +41,7 @@ func cmdConfig(c *Client, argv [][]byte) {
 	case "resetstat":
 		st := &c.srv.Stats
 		for _, n := range []interface{ Store(int64) }{&st.Connections, &st.Rejected, &st.Commands, &st.ExpiredKeys,
-			&st.KeyspaceHits, &st.KeyspaceMisses, &st.NetInput, &st.NetOutput} {
+			&st.NetInput, &st.NetOutput, &c.srv.st.Hits, &c.srv.st.Misses} {
 			n.Store(0)
 		}
 		c.tally.Drop()

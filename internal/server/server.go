@@ -59,8 +59,6 @@ type Stats struct {
 	Rejected       atomic.Int64
 	Commands       atomic.Int64
 	ExpiredKeys    atomic.Int64
-	KeyspaceHits   atomic.Int64
-	KeyspaceMisses atomic.Int64
 	NetInput       atomic.Int64
 	NetOutput      atomic.Int64
 	NetReplOutput  atomic.Int64 // snapshots sent to SYNC (sync.go)
