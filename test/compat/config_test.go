@@ -539,3 +539,14 @@ func TestConfigRewrite(t *testing.T) {
 		t.Errorf("after a restart, CONFIG GET proc-title-template: %v", r)
 	}
 }
+
+// --version and --help answer as redis-server's do, in basalt's words.
+func TestConfigVersionHelp(t *testing.T) {
+	bin := testutil.BasaltBinary(t)
+	for flag, want := range map[string]string{"--version": "basalt server v=", "-v": "redis=7.0.15", "--help": "Usage: basalt [/path/to/redis.conf] [options] [-]", "-h": "basalt --port 7777"} {
+		out, err := exec.Command(bin, flag).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("basalt %s: %v\n%s\nwant %q", flag, err, out, want)
+		}
+	}
+}
