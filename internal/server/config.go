@@ -90,7 +90,7 @@ const pubsubClass = 2
 // DefaultConfig is what `basalt` with no flags uses: every parameter at
 // its table default (configtable.go).
 func DefaultConfig() Config {
-	c := Config{OutputLimits: [3]BufferLimit{{}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}}}
+	var c Config
 	for i := range params {
 		if p := &params[i]; p.def != "" && (p.ptr != nil || p.set != nil && p.unused == "") {
 			if err := c.Set(p.name, p.def); err != nil {

@@ -93,7 +93,7 @@ var params = []param{
 	{name: "requirepass", kind: stringParam, ptr: func(c *Config) any { return &c.RequirePass }},
 	{name: "proto-max-bulk-len", kind: memParam, min: 1 << 20, max: int64Max, def: "536870912", ptr: func(c *Config) any { return &c.ProtoMaxBulkLen }},
 	{name: "client-query-buffer-limit", kind: memParam, min: 1 << 20, max: int64Max, def: "1073741824", unused: "a command's arguments are bounded by proto-max-bulk-len"},
-	{name: "client-output-buffer-limit", kind: specialParam, flags: multiArg, set: (*Config).setOutputLimits, get: getOutputLimits,
+	{name: "client-output-buffer-limit", kind: specialParam, def: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", flags: multiArg, set: (*Config).setOutputLimits, get: getOutputLimits,
 		apply: func(s *Server, c Config) { s.hub.SetLimit(c.OutputLimits[pubsubClass]) }},
 	{name: "socket-mark-id", kind: intParam, max: uintMax, def: "0", flags: immutable, unused: "basalt does not mark its sockets"},
 	{name: "bind-source-addr", kind: stringParam, unused: notRepl},

@@ -105,6 +105,9 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			return err
 		}
 		s.setKeepAlive(nc)
+		if uc, ok := nc.(*net.UnixConn); ok {
+			nc = unixConn{uc, unixAddr(s.cfg.UnixSocket)}
+		}
 		s.mu.Lock()
 		full := len(s.clients) >= s.cfg.MaxClients
 		s.mu.Unlock()
@@ -178,3 +181,18 @@ func advertisedHost(bind string) string {
 	first, _, _ := strings.Cut(bind, " ")
 	return strings.TrimPrefix(first, "-")
 }
+
+// unixConn names a unix socket client as Redis's CLIENT LIST does: the
+// socket's path with port 0, at both ends.
+type unixConn struct {
+	*net.UnixConn
+	addr unixAddr
+}
+
+type unixAddr string
+
+func (a unixAddr) Network() string { return "unix" }
+func (a unixAddr) String() string  { return string(a) + ":0" }
+
+func (c unixConn) RemoteAddr() net.Addr { return c.addr }
+func (c unixConn) LocalAddr() net.Addr  { return c.addr }

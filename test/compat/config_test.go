@@ -334,9 +334,17 @@ func TestConfigBindUnixSocket(t *testing.T) {
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(5 * time.Second))
 	nc.Write(testutil.Command("SET", "via", "unix"))
-	line, _ := bufio.NewReader(nc).ReadString('\n')
+	rd := bufio.NewReader(nc)
+	line, _ := rd.ReadString('\n')
 	if line != "+OK\r\n" {
 		t.Errorf("SET over the unix socket: %q", line)
+	}
+	// CLIENT INFO names the socket as Redis does: its path, port 0.
+	nc.Write(testutil.Command("CLIENT", "INFO"))
+	rd.ReadString('\n') // the bulk's length
+	line, _ = rd.ReadString('\n')
+	if want := " addr=" + sock + ":0 laddr=" + sock + ":0 fd="; !strings.Contains(line, want) {
+		t.Errorf("CLIENT INFO over the unix socket: %q, want %q", line, want)
 	}
 	g := testutil.Dial(t, b.Addr)
 	if r := g.Do("GET", "via"); r.Str != "unix" {
