@@ -109,6 +109,17 @@ func (m infoCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
+	if db := m.s.st.Pebble(); db != nil {
+		pm := db.Metrics()
+		emit("basalt_pebble_compactions_total", "Pebble compactions", prometheus.CounterValue, float64(pm.Compact.Count), nil)
+		emit("basalt_pebble_flushes_total", "Pebble memtable flushes", prometheus.CounterValue, float64(pm.Flush.Count), nil)
+		emit("basalt_pebble_l0_files", "Pebble sstables in L0 (many: writes outrun compactions)", prometheus.GaugeValue, float64(pm.Levels[0].TablesCount), nil)
+		emit("basalt_pebble_l0_sublevels", "Pebble L0 sublevels (read amplification)", prometheus.GaugeValue, float64(pm.Levels[0].Sublevels), nil)
+		emit("basalt_pebble_read_amplification", "Pebble read amplification", prometheus.GaugeValue, float64(pm.ReadAmp()), nil)
+		emit("basalt_pebble_block_cache_bytes", "Pebble block cache in use", prometheus.GaugeValue, float64(pm.BlockCache.Size), nil)
+		emit("basalt_pebble_block_cache_hits_total", "Pebble block cache hits", prometheus.CounterValue, float64(pm.BlockCache.Hits), nil)
+		emit("basalt_pebble_block_cache_misses_total", "Pebble block cache misses", prometheus.CounterValue, float64(pm.BlockCache.Misses), nil)
+	}
 	values := make([]string, len(instanceLabels))
 	for i, l := range instanceLabels {
 		values[i] = fields[l]

@@ -425,22 +425,46 @@ func TestConfigMetrics(t *testing.T) {
 	c.Do("SET", "k", "v")
 	c.Do("GET", "k")
 	c.Do("SCRIPT", "LOAD", "return 1")
-	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	scrape := func() string {
+		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	text := string(body)
+	value := func(text, name string) float64 {
+		for _, line := range strings.Split(text, "\n") {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				return f
+			}
+		}
+		t.Fatalf("/metrics lacks %s", name)
+		return 0
+	}
+	text := scrape()
 	for _, want := range []string{
 		"redis_up 1", "redis_connected_clients 1", `redis_commands_total{cmd="set"} 1`, `redis_db_keys{db="db0"} 1`,
 		"redis_commands_processed_total ", "redis_connections_received_total ", "redis_keyspace_hits_total ", "redis_keyspace_misses_total ",
 		"redis_memory_used_bytes ", "redis_memory_max_bytes 0", "redis_number_of_cached_scripts 1", "redis_connected_slaves 0",
 		`redis_instance_info{master_replid=`, `role="master"`, "redis_aof_last_write_status 1", "redis_uptime_in_seconds ",
-		"basalt_raft_term ", "basalt_records_applied ", "basalt_log_syncs ", "go_goroutines ", "process_resident_memory_bytes ",
+		"basalt_raft_term ", "basalt_records_applied ", "basalt_log_syncs ", "basalt_disk_used_bytes ",
+		"basalt_pebble_compactions_total ", "basalt_pebble_l0_files ", "basalt_pebble_block_cache_hits_total ", "go_goroutines ", "process_resident_memory_bytes ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// The figures move under writes.
+	for i := 0; i < 50; i++ {
+		c.Do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	after := scrape()
+	for _, name := range []string{"basalt_records_applied", "basalt_log_syncs", "basalt_raft_commit_index", "redis_commands_processed_total"} {
+		if v0, v1 := value(text, name), value(after, name); v1 < v0+50 {
+			t.Errorf("%s went from %v to %v over 50 writes", name, v0, v1)
 		}
 	}
 }
