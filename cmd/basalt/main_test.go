@@ -14,6 +14,8 @@ import (
 func TestParseArgs(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "r.conf")
 	os.WriteFile(conf, []byte("port 7000\ntimeout 10\nsave 900 1\n"), 0o644)
+	loop := filepath.Join(t.TempDir(), "loop.conf")
+	os.WriteFile(loop, []byte("include "+loop+"\n"), 0o644)
 	for _, tc := range []struct {
 		args []string
 		want map[string]string
@@ -31,6 +33,7 @@ func TestParseArgs(t *testing.T) {
 		{args: []string{"--nosuch", "1"}, err: "--nosuch: Bad directive or wrong number of arguments"},
 		{args: []string{"--port", "1", conf}, err: "--port: wrong number of arguments"},
 		{args: []string{"stray", "x"}, err: "can't open config file 'stray'"},
+		{args: []string{loop}, err: "include nested more than 16 deep"},
 	} {
 		cfg := server.DefaultConfig()
 		err := parseArgs(&cfg, tc.args)

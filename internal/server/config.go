@@ -56,6 +56,7 @@ type Config struct {
 	// or CONFIG SET gave, for the log.
 	Other      map[string]string
 	NotApplied []string
+	includes   int // config files being read, nested by include
 
 	// Replication (etcd's flag names). A server without RaftAddr is a group
 	// of one voter.
@@ -220,6 +221,11 @@ func (c *Config) LoadFile(path string) error {
 
 // include reads a config file's lines (the include directive comes here).
 func (c *Config) include(path string) error {
+	if c.includes >= 16 { // a file that includes itself would never end
+		return fmt.Errorf("include nested more than 16 deep")
+	}
+	c.includes++
+	defer func() { c.includes-- }()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("Fatal error, can't open config file '%s': %v", path, err)
