@@ -392,6 +392,11 @@ func TestConfigPidLogFiles(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(got)) != strconv.Itoa(b.Pid()) {
 		t.Errorf("pidfile holds %q (%v), want %d", got, err, b.Pid())
 	}
+	// loglevel changes at run time: a verbose line, then none.
+	c := testutil.Dial(t, b.Addr)
+	c.Do("CONFIG", "SET", "hz", "20")
+	c.Do("CONFIG", "SET", "loglevel", "notice")
+	c.Do("CONFIG", "SET", "hz", "30")
 	if err := b.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -402,18 +407,21 @@ func TestConfigPidLogFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line is not JSON: %q", line)
 		}
-		seen[rec["msg"].(string)+"/"+rec["level"].(string)] = true
+		seen[rec["msg"].(string)+"/"+rec["level"].(string)]++
 	}
 	for _, want := range []string{"basalt ready/notice", "config: accepted, not applied/notice", "bye/notice"} {
-		if !seen[want] {
+		if seen[want] == 0 {
 			t.Errorf("no %q line in the log:\n%s", want, text)
 		}
+	}
+	if n := seen["config set: not applied/verbose"]; n != 1 {
+		t.Errorf("%d verbose lines of CONFIG SET hz, want 1 (the one before loglevel notice):\n%s", n, text)
 	}
 }
 
