@@ -146,6 +146,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("monotonic_clock", "POSIX clock_gettime")
 		add("multiplexing_api", "epoll")
 		add("atomicvar_api", "c11-builtin")
+		add("gcc_version", "0.0.0") // no C compiler: go_version names the toolchain
 		add("go_version", runtime.Version())
 		add("process_id", os.Getpid())
 		add("process_supervised", "no")
@@ -190,18 +191,52 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("used_memory_peak_human", humanBytes(peak))
 		add("used_memory_peak_perc", fmt.Sprintf("%.2f%%", 100*float64(m.HeapAlloc)/float64(max(peak, 1))))
 		add("used_memory_overhead", m.Sys-m.HeapAlloc)
+		add("used_memory_startup", 0)
 		add("used_memory_dataset", m.HeapAlloc)
+		add("used_memory_dataset_perc", "100.00%")
+		// The allocator is Go's: allocated is the live heap, active its
+		// spans in use, resident what the heap took from the OS.
+		add("allocator_allocated", m.HeapAlloc)
+		add("allocator_active", m.HeapInuse)
+		add("allocator_resident", m.HeapSys-m.HeapReleased)
 		add("total_system_memory", totalMemory())
 		add("total_system_memory_human", humanBytes(totalMemory()))
+		// Lua states are Go memory, counted in used_memory.
+		tx := s.st.ReadTx(0, now.UnixMilli(), false)
+		libs, funcs := command.FunctionCounts(tx)
+		tx.Close()
 		add("used_memory_lua", 0)
-		add("used_memory_scripts", 0)
+		add("used_memory_vm_eval", 0)
+		add("used_memory_lua_human", "0B")
+		add("used_memory_scripts_eval", 0)
 		add("number_of_cached_scripts", command.CachedScripts())
+		add("number_of_functions", funcs)
+		add("number_of_libraries", libs)
+		add("used_memory_vm_functions", 0)
+		add("used_memory_vm_total", 0)
+		add("used_memory_vm_total_human", "0B")
+		add("used_memory_functions", 0)
+		add("used_memory_scripts", 0)
+		add("used_memory_scripts_human", "0B")
 		add("maxmemory", cfg.MaxMemory)
 		add("maxmemory_human", humanBytes(uint64(cfg.MaxMemory)))
 		add("maxmemory_policy", cfg.MaxMemoryPolicy)
+		add("allocator_frag_ratio", fmt.Sprintf("%.2f", float64(m.HeapInuse)/float64(max(m.HeapAlloc, 1))))
+		add("allocator_frag_bytes", int64(m.HeapInuse)-int64(m.HeapAlloc))
+		add("allocator_rss_ratio", fmt.Sprintf("%.2f", float64(m.HeapSys-m.HeapReleased)/float64(max(m.HeapInuse, 1))))
+		add("allocator_rss_bytes", int64(m.HeapSys-m.HeapReleased)-int64(m.HeapInuse))
+		add("rss_overhead_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapSys-m.HeapReleased, 1))))
+		add("rss_overhead_bytes", int64(rss)-int64(m.HeapSys-m.HeapReleased))
 		add("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1))))
+		add("mem_fragmentation_bytes", int64(rss)-int64(m.HeapAlloc))
+		for _, k := range []string{"mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers",
+			"mem_clients_slaves", "mem_clients_normal", "mem_cluster_links", "mem_aof_buffer"} {
+			add(k, 0) // none of these buffers exists in basalt
+		}
 		add("mem_allocator", "go")
+		add("active_defrag_running", 0)
 		add("lazyfree_pending_objects", 0)
+		add("lazyfreed_objects", 0)
 		if d := s.st.Pebble(); d != nil {
 			add("used_disk_bytes", d.Metrics().DiskSpaceUsage()) // basalt: data on disk
 		}
@@ -214,6 +249,12 @@ func (s *Server) infoSection(name string, c *Client) string {
 		// Redis's AOF, always on; the fsync policy is the live one.
 		add("loading", 0)
 		add("async_loading", 0)
+		for _, k := range []string{"current_cow_peak", "current_cow_size", "current_cow_size_age"} {
+			add(k, 0) // basalt never forks
+		}
+		add("current_fork_perc", "0.00")
+		add("current_save_keys_processed", 0)
+		add("current_save_keys_total", 0)
 		// SAVE and BGSAVE (save.go); changes are records applied since the
 		// last successful save's instant.
 		sv := &s.saving
@@ -232,6 +273,9 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("rdb_last_bgsave_time_sec", sv.bgSeconds)
 		add("rdb_current_bgsave_time_sec", current)
 		add("rdb_saves", sv.saves)
+		add("rdb_last_cow_size", 0) // basalt never forks
+		add("rdb_last_load_keys_expired", 0)
+		add("rdb_last_load_keys_loaded", 0) // no RDB is ever loaded at start
 		sv.mu.Unlock()
 		add("aof_enabled", 1)
 		add("aof_rewrite_in_progress", 0)
@@ -240,11 +284,15 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("aof_current_rewrite_time_sec", -1)
 		add("aof_last_bgrewrite_status", "ok")
 		add("aof_rewrites", 0)
+		add("aof_rewrites_consecutive_failures", 0)
 		status := "ok"
 		if s.shard.Stats.LastErr.Load() != nil {
 			status = "err" // the shard refuses writes since
 		}
 		add("aof_last_write_status", status)
+		add("aof_last_cow_size", 0)
+		add("module_fork_in_progress", 0)
+		add("module_fork_last_cow_size", 0)
 		add("appendfsync", s.shard.FsyncPolicy().String())
 		add("basalt_applied_index", s.shard.Applied())
 		// Group commit at work: records applied, the groups (log entries)
@@ -275,6 +323,8 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("total_net_repl_output_bytes", s.Stats.NetReplOutput.Load())
 		add("instantaneous_input_kbps", "0.00")
 		add("instantaneous_output_kbps", "0.00")
+		add("instantaneous_input_repl_kbps", "0.00")
+		add("instantaneous_output_repl_kbps", "0.00")
 		add("rejected_connections", s.Stats.Rejected.Load())
 		add("sync_full", s.Stats.SyncFull.Load())
 		add("sync_partial_ok", 0) // no backlog: never
@@ -282,8 +332,11 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("expired_keys", s.Stats.ExpiredKeys.Load())
 		add("expired_stale_perc", "0.00")
 		add("expired_time_cap_reached_count", 0)
+		add("expire_cycle_cpu_milliseconds", 0)
 		add("evicted_keys", 0)
 		add("evicted_clients", 0)
+		add("total_eviction_exceeded_time", 0) // nothing is evicted
+		add("current_eviction_exceeded_time", 0)
 		add("keyspace_hits", s.st.Hits.Load()) // lookups of reads outside MULTI and scripts
 		add("keyspace_misses", s.st.Misses.Load())
 		add("pubsub_channels", s.hub.numChannels())
@@ -292,11 +345,22 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("latest_fork_usec", 0)
 		add("total_forks", 0)
 		add("migrate_cached_sockets", 0)
+		for _, k := range []string{"slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
+			"active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time"} {
+			add(k, 0) // followers expire nothing themselves; nothing is defragmented
+		}
 		ts := s.tracker.stats()
 		add("tracking_total_keys", ts.keys)
 		add("tracking_total_items", ts.items)
 		add("tracking_total_prefixes", ts.prefixes)
+		add("unexpected_error_replies", 0)
 		add("total_error_replies", s.errors.total.Load())
+		add("dump_payload_sanitizations", 0)
+		for _, k := range []string{"total_reads_processed", "total_writes_processed", "io_threaded_reads_processed", "io_threaded_writes_processed"} {
+			add(k, 0) // socket events are not counted (total_net_*_bytes are)
+		}
+		add("reply_buffer_shrinks", 0)
+		add("reply_buffer_expands", 0)
 	case "replication":
 		title = "Replication"
 		st := s.shard.Status()
@@ -369,6 +433,8 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("used_cpu_user", fmt.Sprintf("%.6f", tv(ru.Utime)))
 		add("used_cpu_sys_children", "0.000000")
 		add("used_cpu_user_children", "0.000000")
+		add("used_cpu_sys_main_thread", fmt.Sprintf("%.6f", tv(ru.Stime))) // Go has no main thread: the process's
+		add("used_cpu_user_main_thread", fmt.Sprintf("%.6f", tv(ru.Utime)))
 	case "modules":
 		title = "Modules"
 		lines = append(lines, command.JSONModuleInfo)

@@ -52,3 +52,23 @@ func TestKeyspaceStats(t *testing.T) {
 		t.Errorf("after CONFIG RESETSTAT: redis %v, basalt %v", want, got)
 	}
 }
+
+// Every field of Redis's INFO is in basalt's, in the same section: tools
+// such as redis_exporter read them by name (with v1.62, basalt and
+// redis-server give the same metric names).
+func TestInfoFields(t *testing.T) {
+	d := testutil.NewPairDiff(t)
+	_, want := parseInfo(t, d.Want.Do("INFO", "everything"))
+	_, got := parseInfo(t, d.Got.Do("INFO", "everything"))
+	for section, fields := range want {
+		switch section {
+		case "Commandstats", "Errorstats", "Latencystats", "Keyspace":
+			continue // one line per command, error or database
+		}
+		for name := range fields {
+			if _, ok := got[section][name]; !ok {
+				t.Errorf("basalt's INFO %s lacks %s", section, name)
+			}
+		}
+	}
+}
