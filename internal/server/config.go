@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -328,7 +329,7 @@ func (c *Config) renameCommand(from, to string) error {
 }
 
 func (c *Config) notApplied(name string) {
-	if !contains(c.NotApplied, name) {
+	if !slices.Contains(c.NotApplied, name) {
 		c.NotApplied = append(c.NotApplied, name)
 	}
 }

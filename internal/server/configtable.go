@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,8 +78,6 @@ const (
 	notSaved    = "basalt writes RDB files only on SAVE and BGSAVE: every write is already durable in its log"
 	notMinRepl  = "a write is acknowledged once a majority of the Raft group has it, whatever this says"
 )
-
-var fsyncNames = []string{"always", "everysec", "no"}
 
 var params = []param{
 	// Network and clients.
@@ -317,7 +317,7 @@ func (p *param) parse(v string) (string, error) {
 		}
 		for i, w := range words {
 			words[i] = strings.ToLower(w)
-			if !contains(p.enum, words[i]) {
+			if !slices.Contains(p.enum, words[i]) {
 				return "", fmt.Errorf("argument(s) must be one of the following: %s", strings.Join(p.enum, ", "))
 			}
 		}
@@ -453,12 +453,11 @@ func (c *Config) get(p *param) string {
 // setOther keeps a parameter basalt does not apply. The map is copied:
 // Config values are copied by CONFIG SET and share it otherwise.
 func (c *Config) setOther(name, v string) {
-	m := make(map[string]string, len(c.Other)+1)
-	for k, old := range c.Other {
-		m[k] = old
+	c.Other = maps.Clone(c.Other)
+	if c.Other == nil {
+		c.Other = map[string]string{}
 	}
-	m[name] = v
-	c.Other = m
+	c.Other[name] = v
 }
 
 func yesNo(b bool) string {
@@ -466,15 +465,6 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ---- the special parameters' parsers ----
@@ -504,7 +494,7 @@ func setDBFilename(c *Config, v string) error {
 func setAppendFsync(c *Config, v string) error {
 	f, ok := shard.ParseFsync(strings.ToLower(v))
 	if !ok {
-		return fmt.Errorf("argument(s) must be one of the following: %s", strings.Join([]string{"everysec", "always", "no"}, ", "))
+		return fmt.Errorf("argument(s) must be one of the following: everysec, always, no")
 	}
 	c.AppendFsync = f
 	return nil
