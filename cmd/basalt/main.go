@@ -75,6 +75,7 @@ func main() {
 	}
 	removePid := server.WritePidFile(cfg.PidFile)
 	defer removePid()
+	server.NotifyReady(cfg)
 	slog.Info("basalt ready", "addrs", strings.Join(srv.Addrs(), " "), "dir", cfg.Dir, "appendfsync", cfg.AppendFsync.String())
 
 	sigs := make(chan os.Signal, 1)

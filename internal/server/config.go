@@ -45,6 +45,7 @@ type Config struct {
 	LogFile         string // "" : standard output
 	LogFormat       string // text or json
 	PidFile         string
+	Supervised      string // systemd or auto: tell systemd when ready (log.go)
 	MetricsAddr     string // where /metrics is served ("" : not served)
 	File            string // the config file, which CONFIG REWRITE updates ("" none)
 

@@ -107,7 +107,7 @@ var params = []param{
 	{name: "log-format", kind: enumParam, enum: []string{"text", "json"}, def: "text", flags: immutable, ptr: func(c *Config) any { return &c.LogFormat }},
 	{name: "pidfile", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.PidFile }},
 	{name: "daemonize", kind: boolParam, def: "no", flags: immutable, unused: notDaemon},
-	{name: "supervised", kind: enumParam, enum: []string{"upstart", "systemd", "auto", "no"}, def: "no", flags: immutable, unused: notDaemon},
+	{name: "supervised", kind: enumParam, enum: []string{"upstart", "systemd", "auto", "no"}, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.Supervised }},
 	{name: "syslog-enabled", kind: boolParam, def: "no", flags: immutable, unused: notSyslog},
 	{name: "syslog-ident", kind: stringParam, def: "redis", flags: immutable, unused: notSyslog},
 	{name: "syslog-facility", kind: enumParam, enum: []string{"user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"}, def: "local0", flags: immutable, unused: notSyslog},

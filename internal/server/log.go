@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 )
 
 // The log: log/slog with Redis's levels, to logfile or standard output,
-// as text or JSON (log-format); and the pidfile.
+// as text or JSON (log-format); the pidfile; systemd's readiness.
 
 // logLevels are loglevel's values on slog's scale: verbose sits between
 // debug and notice (slog's Info).
@@ -73,4 +74,26 @@ func WritePidFile(path string) (remove func()) {
 		return func() {}
 	}
 	return func() { os.Remove(path) }
+}
+
+// NotifyReady tells systemd that basalt serves, as redis-server does with
+// supervised systemd (or auto, when systemd started it): a unit of
+// Type=notify, as Debian's redis-server.service, waits for it.
+func NotifyReady(cfg Config) {
+	path := os.Getenv("NOTIFY_SOCKET")
+	if path == "" || cfg.Supervised != "systemd" && cfg.Supervised != "auto" {
+		return
+	}
+	if path[0] == '@' {
+		path = "\x00" + path[1:] // an abstract socket
+	}
+	conn, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		slog.Warn("systemd notification failed", "err", err)
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("STATUS=Ready to accept connections\nREADY=1\n")); err != nil {
+		slog.Warn("systemd notification failed", "err", err)
+	}
 }

@@ -590,3 +590,22 @@ func TestConfigVersionHelp(t *testing.T) {
 		}
 	}
 }
+
+// supervised systemd tells systemd when basalt serves, as redis-server
+// does: a Type=notify unit (Debian's) waits for READY=1.
+func TestConfigSupervisedSystemd(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "notify")
+	ln, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
+	testutil.StartBasalt(t, "", "--supervised", "systemd")
+	ln.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 512)
+	n, _, err := ln.ReadFrom(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), "READY=1\n") {
+		t.Errorf("systemd got %q, %v; want READY=1", buf[:n], err)
+	}
+}
