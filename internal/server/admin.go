@@ -376,6 +376,10 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("raft_commit_index", st.Commit)
 		add("raft_applied_index", st.Applied)
 		add("raft_voters", joinIDs(st.Voters))
+		add("raft_apply_lag", st.Commit-min(st.Applied, st.Commit)) // entries committed, not applied yet
+		add("raft_leader_changes", s.shard.Stats.LeaderChanges.Load())
+		add("raft_snapshots_sent", s.shard.Stats.SnapshotsSent.Load())
+		add("raft_snapshots_received", s.shard.Stats.SnapshotsReceived.Load())
 		for _, l := range raftStatusLines(st)[10:] {
 			name, v, _ := strings.Cut(l, ":")
 			add("raft_"+name, v)

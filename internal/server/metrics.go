@@ -53,6 +53,11 @@ var infoMetrics = map[string]string{
 	"total_error_replies": "total_error_replies",
 }
 
+// basaltCounters are the INFO figures of basalt's that only grow: their
+// metrics are counters, named ..._total.
+var basaltCounters = map[string]bool{"basalt_records_applied": true, "basalt_groups_committed": true, "basalt_log_syncs": true,
+	"basalt_read_compactions": true, "raft_leader_changes": true, "raft_snapshots_sent": true, "raft_snapshots_received": true}
+
 // instanceLabels are redis_instance_info's labels, read from INFO.
 var instanceLabels = []string{"role", "redis_version", "redis_build_id", "redis_mode", "os", "maxmemory_policy", "tcp_port", "run_id", "process_id", "master_replid"}
 
@@ -103,8 +108,12 @@ func (m infoCollector) Collect(ch chan<- prometheus.Metric) {
 					emit("basalt_disk_used_bytes", "Bytes the data directory's store takes on disk", prometheus.GaugeValue, f, nil)
 				}
 			case strings.HasPrefix(k, "basalt_") || strings.HasPrefix(k, "raft_"):
+				name, kind := "basalt_"+strings.TrimPrefix(k, "basalt_"), prometheus.GaugeValue
+				if basaltCounters[k] {
+					name, kind = name+"_total", prometheus.CounterValue
+				}
 				if f, err := strconv.ParseFloat(v, 64); err == nil {
-					emit("basalt_"+strings.TrimPrefix(k, "basalt_"), k+" from INFO", prometheus.GaugeValue, f, nil)
+					emit(name, k+" from INFO", kind, f, nil)
 				}
 			}
 		}

@@ -424,8 +424,10 @@ func (n *node) logLeader(ss *raft.SoftState) {
 	case ss.Lead == 0:
 		slog.Warn("raft: no leader", "node", n.s.cfg.ID, "previous", prev, "term", term, "role", ss.RaftState.String())
 	case ss.Lead == n.s.cfg.ID:
+		n.s.Stats.LeaderChanges.Add(1)
 		slog.Info("raft: elected leader", "node", n.s.cfg.ID, "term", term, "previous", prev)
 	default:
+		n.s.Stats.LeaderChanges.Add(1)
 		slog.Info("raft: leader changed", "node", n.s.cfg.ID, "leader", ss.Lead, "term", term, "previous", prev)
 	}
 }

@@ -218,6 +218,9 @@ type Stats struct {
 	Groups  atomic.Int64
 	Syncs   atomic.Int64
 	LastErr atomic.Pointer[error]
+	// Raft's events, for /metrics: leaders this node has seen elected,
+	// snapshots it streamed to followers and installed from a leader.
+	LeaderChanges, SnapshotsSent, SnapshotsReceived atomic.Int64
 }
 
 // maxGroup bounds how many records share one entry.

@@ -28,7 +28,7 @@ func TestClusterLogs(t *testing.T) {
 		t.Errorf("leader's INFO replication: %v", info)
 	}
 	_, info = parseInfoLines(testutil.Dial(t, c.Nodes[f].Addr).Do("INFO", "replication").Str)
-	if info["role"] != "slave" || info["master_link_status"] != "up" || info["master_port"] != strconv.Itoa(c.Nodes[l].Port) {
+	if info["role"] != "slave" || info["master_link_status"] != "up" || info["master_port"] != strconv.Itoa(c.Nodes[l].Port) || info["raft_leader_changes"] != "1" {
 		t.Errorf("follower's INFO replication: %v", info)
 	}
 
