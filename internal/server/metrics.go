@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"basalt/internal/shard"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -117,6 +119,10 @@ func (m infoCollector) Collect(ch chan<- prometheus.Metric) {
 				}
 			}
 		}
+	}
+	for name, h := range map[string]*shard.Histogram{"basalt_log_sync_seconds": m.s.shard.Stats.SyncSeconds, "basalt_group_commit_records": m.s.shard.Stats.GroupRecords} {
+		buckets, count, sum := h.Read()
+		ch <- prometheus.MustNewConstHistogram(prometheus.NewDesc(name, "the log's syncs (seconds); the records of each group commit", nil, nil), count, sum, buckets)
 	}
 	if db := m.s.st.Pebble(); db != nil {
 		pm := db.Metrics()

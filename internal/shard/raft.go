@@ -378,6 +378,7 @@ func (n *node) handleReady(rd raft.Ready) error {
 	}
 	if sync {
 		n.s.Stats.Syncs.Add(1)
+		n.s.Stats.SyncSeconds.Observe(time.Since(start).Seconds())
 	}
 	if n.tr != nil {
 		n.tr.Send(rd.Messages) // a MsgSnap's outcome comes back on snapc
