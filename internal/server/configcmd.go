@@ -72,7 +72,7 @@ func configGet(c *Client, patterns [][]byte) {
 	var names []string
 	var matched []*param
 	add := func(name string, p *param) {
-		if p != nil && !slices.Contains(names, name) {
+		if p != nil && p.flags&secret == 0 && !slices.Contains(names, name) {
 			names, matched = append(names, name), append(matched, p)
 		}
 	}
@@ -173,7 +173,7 @@ func (s *Server) rewriteConfig() error {
 		text := sc.Text()
 		fields := strings.Fields(text)
 		if len(fields) > 0 && fields[0][0] != '#' {
-			if p := lookupParam(fields[0]); p != nil {
+			if p := lookupParam(fields[0]); p != nil && p.flags&secret == 0 { // a secret's line stays as written
 				if !done[p] {
 					out = append(out, line(p))
 				}
@@ -186,7 +186,7 @@ func (s *Server) rewriteConfig() error {
 	header := false
 	for i := range params {
 		p := &params[i]
-		if done[p] || cfg.get(p) == def.get(p) {
+		if done[p] || p.flags&secret != 0 || cfg.get(p) == def.get(p) {
 			continue
 		}
 		if !header {

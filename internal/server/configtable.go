@@ -41,6 +41,7 @@ const (
 	immutable paramFlag = 1 << iota // set only at start (CONFIG SET refuses)
 	multiArg                        // takes several arguments on a config line
 	percentOK                       // memParam that also takes "N%" (maxmemory-clients)
+	secret                          // never shown by CONFIG GET nor written by CONFIG REWRITE
 )
 
 type param struct {
