@@ -24,7 +24,7 @@ import (
 type Server struct {
 	mu     sync.Mutex
 	cfg    Config
-	ln     net.Listener
+	lns    []net.Listener // listen.go
 	st     *store.Store
 	shard  *shard.Shard
 	runID  string
@@ -44,6 +44,8 @@ type Server struct {
 	errors          errorStats     // total_error_replies, INFO errorstats
 	monitors        monitors       // MONITOR (monitor.go)
 	failingOver     atomic.Bool    // a FAILOVER's transfer is under way (failover.go)
+	idleTimeout     atomic.Int64   // timeout, seconds (listen.go)
+	keepAlive       atomic.Int64   // tcp-keepalive, seconds
 	saving          saveState      // SAVE and BGSAVE (save.go)
 	nextID          atomic.Int64
 	wg              sync.WaitGroup
@@ -57,8 +59,6 @@ type Stats struct {
 	Rejected       atomic.Int64
 	Commands       atomic.Int64
 	ExpiredKeys    atomic.Int64
-	KeyspaceHits   atomic.Int64
-	KeyspaceMisses atomic.Int64
 	NetInput       atomic.Int64
 	NetOutput      atomic.Int64
 	NetReplOutput  atomic.Int64 // snapshots sent to SYNC (sync.go)
@@ -68,6 +68,12 @@ type Stats struct {
 
 // New opens the data directory and prepares a server; Serve starts it.
 func New(cfg Config) (*Server, error) {
+	boundCaches(&cfg)
+	for _, r := range cfg.RenameCommands {
+		if err := command.Rename(r[0], r[1]); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkRaftTrust(cfg); err != nil {
 		return nil, err
 	}
@@ -121,6 +127,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.tracker = newTracker(s)
 	s.applyOpsConfig(cfg)
+	s.applyNetConfig(cfg)
 	// One server a process: scripts' calls are told to this one.
 	command.ScriptCallHook = s.scriptCalled
 	command.ScriptRefusedHook = s.scriptRefused
@@ -141,7 +148,7 @@ func shardConfig(cfg Config) shard.Config {
 		ID:             max(cfg.NodeID, 1),
 		RaftAddr:       cfg.RaftAddr,
 		Join:           cfg.Join,
-		Advertise:      net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port)),
+		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(cfg.Port)),
 		RaftDir:        filepath.Join(cfg.Dir, "raft"),
 		Fsync:          cfg.AppendFsync,
 		LogRetain:      uint64(cfg.LogRetain),
@@ -156,79 +163,6 @@ func shardConfig(cfg Config) shard.Config {
 		}
 	}
 	return sc
-}
-
-// Listen binds the configured address.
-func (s *Server) Listen() error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.Port)))
-	if err != nil {
-		return err
-	}
-	s.ln = ln
-	return nil
-}
-
-// Addr is the address the server listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
-// Serve accepts clients until Close.
-func (s *Server) Serve() error {
-	go s.expireLoop()
-	var backoff time.Duration
-	var logged time.Time
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			select {
-			case <-s.closed:
-				return nil
-			default:
-			}
-			// Out of descriptors (EMFILE) or another passing fault: wait
-			// and try again, as net/http does, and never stop serving the
-			// clients already connected.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			if time.Since(logged) >= 10*time.Second {
-				slog.Warn("accept failed, retrying", "err", err, "retry_in", backoff)
-				logged = time.Now()
-			}
-			select {
-			case <-s.closed:
-				return nil
-			case <-time.After(backoff):
-			}
-			continue
-		}
-		backoff = 0
-		s.mu.Lock()
-		full := len(s.clients) >= s.cfg.MaxClients
-		s.mu.Unlock()
-		if full {
-			s.Stats.Rejected.Add(1)
-			nc.Write([]byte("-ERR max number of clients reached\r\n"))
-			nc.Close()
-			continue
-		}
-		if s.protectedRefuses(nc) {
-			s.Stats.Rejected.Add(1)
-			nc.Write([]byte(errProtected))
-			nc.Close()
-			continue
-		}
-		c := newClient(s, nc)
-		s.mu.Lock()
-		s.clients[c.id] = c
-		s.mu.Unlock()
-		s.Stats.Connections.Add(1)
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			c.serve()
-			s.mu.Lock()
-			delete(s.clients, c.id)
-			s.mu.Unlock()
-		}()
-	}
 }
 
 // errProtected is Redis 7.0's answer to a client protected mode refuses.
@@ -262,9 +196,7 @@ func (s *Server) Close() error {
 	}
 	close(s.closed)
 	s.requestShutdown()
-	if s.ln != nil {
-		s.ln.Close()
-	}
+	s.closeListeners()
 	s.mu.Lock()
 	for _, c := range s.clients {
 		c.nc.Close()

@@ -227,6 +227,12 @@ type Stats struct {
 	Groups  atomic.Int64
 	Syncs   atomic.Int64
 	LastErr atomic.Pointer[error]
+	// Raft's events, for /metrics: leaders this node has seen elected,
+	// snapshots it streamed to followers and installed from a leader.
+	LeaderChanges, SnapshotsSent, SnapshotsReceived atomic.Int64
+	// SyncSeconds is the log's sync latency; GroupRecords the records
+	// each group commit carried.
+	SyncSeconds, GroupRecords *Histogram
 }
 
 // maxGroup bounds how many records share one entry.
@@ -286,6 +292,7 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 		done:      make(chan struct{}),
 		compacted: applied,
 	}
+	s.Stats.SyncSeconds, s.Stats.GroupRecords = newHistogram(syncBounds...), newHistogram(groupBounds...)
 	s.applied.Store(applied)
 	ch := make(chan struct{})
 	s.appliedC.Store(&ch)
@@ -948,6 +955,7 @@ func (s *Shard) commitPending(index, term uint64) {
 		return
 	}
 	s.Stats.Records.Add(int64(p.records))
+	s.Stats.GroupRecords.Observe(float64(p.records))
 	for _, pr := range p.done {
 		pr.Done <- struct{}{}
 	}
@@ -1114,8 +1122,10 @@ func (s *Shard) syncer() {
 		case <-t.C:
 			s.snaps.expire(snapIdle)
 			if Fsync(s.fsync.Load()) == FsyncEverySec {
+				start := time.Now()
 				if err := s.node.log.Sync(); err == nil {
 					s.Stats.Syncs.Add(1)
+					s.Stats.SyncSeconds.Observe(time.Since(start).Seconds())
 				}
 			}
 		}

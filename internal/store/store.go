@@ -27,10 +27,13 @@ type Store struct {
 	expires   []atomic.Int64 // keys with an expiry per physical database
 	access    accessClock
 	cache     *metaCache
-	compactor *compactor      // compactions reads ask for (compact.go)
-	due       dueHints        // where Due starts (Due)
-	funcs     functionCache   // the function space FCALL reads (function.go)
-	opts      *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
+	compactor *compactor // compactions reads ask for (compact.go)
+	// Hits and Misses count a read Tx's lookups that found their key and
+	// that did not (INFO's keyspace_hits and keyspace_misses).
+	Hits, Misses atomic.Int64
+	due          dueHints        // where Due starts (Due)
+	funcs        functionCache   // the function space FCALL reads (function.go)
+	opts         *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
 
 	// installing orders reads against InstallSnapshot, which replaces the
 	// whole store (Pebble's data, the cache, the database map, the
