@@ -7,8 +7,10 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.3
 	github.com/ohler55/ojg v1.28.5
+	github.com/prometheus/client_golang v1.16.0
 	github.com/redis/go-redis/v9 v9.17.0
 	github.com/redis/rueidis v1.0.67
+	github.com/yuin/gopher-lua v1.1.2
 	go.etcd.io/raft/v3 v3.6.0
 	pgregory.net/rapid v1.2.0
 )
@@ -35,12 +37,10 @@ require (
 	github.com/matttproud/golang_protobuf_extensions v1.0.4 // indirect
 	github.com/minio/minlz v1.0.1-0.20250507153514-87eb42fe8882 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
-	github.com/prometheus/client_golang v1.16.0 // indirect
 	github.com/prometheus/client_model v0.3.0 // indirect
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.10.1 // indirect
 	github.com/rogpeppe/go-internal v1.9.0 // indirect
-	github.com/yuin/gopher-lua v1.1.2 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/sys v0.31.0 // indirect
 	golang.org/x/text v0.23.0 // indirect

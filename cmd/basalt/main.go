@@ -1,12 +1,11 @@
 // Command basalt runs the server: a durable Redis-compatible data store.
 //
-//	basalt [--config FILE] [--port 6379] [--bind 127.0.0.1] [--dir ./basalt-data]
-//	       [--appendfsync always|everysec|no] [--requirepass PASS] [--databases 16]
-//	       [--maxclients 10000] [--gomaxprocs N] [--pprof 127.0.0.1:6060]
-//	       [--node-id N --raft-addr HOST:PORT --initial-cluster ID=HOST:PORT,...
-//	        --cluster-secret-file FILE]
+//	basalt [/path/to/redis.conf] [--name value ...] [-]
+//	basalt --config FILE [--port 6379] [--bind 127.0.0.1] [--dir ./basalt-data] ...
 //
-// Flags are redis.conf directives with two dashes, as redis-server takes them.
+// Flags are redis.conf directives with two dashes, as redis-server takes
+// them (docs/configuration.md); --version and --help print what
+// redis-server's do.
 //
 //	basalt load-rdb [--host H] [--port P] [--replace] ... dump.rdb
 //
@@ -15,6 +14,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,7 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -36,8 +36,14 @@ func main() {
 	cfg := server.DefaultConfig()
 	if err := parseArgs(&cfg, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "basalt:", err)
-		os.Exit(2)
+		os.Exit(1)
 	}
+	logs, err := server.SetupLogging(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "basalt:", err)
+		os.Exit(1)
+	}
+	defer logs.Close()
 	if pprofAddr != "" {
 		if err := startPprof(pprofAddr); err != nil {
 			fmt.Fprintln(os.Stderr, "basalt: --pprof:", err)
@@ -47,7 +53,7 @@ func main() {
 	if cfg.GoMaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.GoMaxProcs)
 	}
-	setGC(cfg)
+	server.SetGC(cfg)
 	srv, err := server.New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "basalt:", err)
@@ -58,7 +64,19 @@ func main() {
 		srv.Close()
 		os.Exit(1)
 	}
-	slog.Info("basalt ready", "addr", srv.Addr().String(), "dir", cfg.Dir, "appendfsync", cfg.AppendFsync.String())
+	if cfg.MetricsAddr != "" {
+		addr, err := srv.ServeMetrics(cfg.MetricsAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "basalt: metrics-addr:", err)
+			srv.Close()
+			os.Exit(1)
+		}
+		slog.Info("metrics", "addr", addr)
+	}
+	removePid := server.WritePidFile(cfg.PidFile)
+	defer removePid()
+	server.NotifyReady(cfg)
+	slog.Info("basalt ready", "addrs", strings.Join(srv.Addrs(), " "), "dir", cfg.Dir, "appendfsync", cfg.AppendFsync.String())
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -78,52 +96,97 @@ func main() {
 	slog.Info("bye")
 }
 
-// parseArgs reads --config FILE first, then --name value pairs that
-// override it, as redis-server does.
+const usage = `Usage: basalt [/path/to/redis.conf] [options] [-]
+       basalt - (read config from stdin)
+       basalt -v or --version
+       basalt -h or --help
+       basalt load-rdb [--host H] [--port P] [--replace] ... dump.rdb (load-rdb --help)
+
+Any redis.conf directive is an option: --name value [value ...]. Options
+come after the config file and override it. basalt's own options:
+       --config FILE     read FILE first, as a positional file is read
+       --pprof ADDR      serve Go's profiler on a loopback address
+       --metrics-addr HOST:PORT  serve Prometheus metrics on /metrics
+       --log-format text|json
+       --node-id N --raft-addr HOST:PORT --initial-cluster ID=HOST:PORT,... --cluster-secret-file FILE
+                         replication (docs/replication.md)
+See docs/configuration.md for every directive and what basalt does with it.
+
+Examples:
+       basalt (run the server with default settings)
+       echo 'maxmemory 128mb' | basalt -
+       basalt /etc/redis/redis.conf
+       basalt --port 7777
+       basalt --bind "127.0.0.1 ::1" --unixsocket /tmp/basalt.sock
+       basalt /etc/myredis.conf --loglevel verbose -
+`
+
+// parseArgs reads the config file (the first argument, as redis-server
+// takes it, or --config FILE), then the options, turned into config lines
+// that override it, then standard input when the last argument is "-".
 func parseArgs(cfg *server.Config, args []string) error {
-	for i := 0; i < len(args); i++ {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		if err := cfg.LoadFile(args[0]); err != nil {
+			return err
+		}
+		args = args[1:]
+	}
+	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "--config" || args[i] == "-c" {
-			if i+1 >= len(args) {
-				return fmt.Errorf("--config needs a file")
-			}
 			if err := cfg.LoadFile(args[i+1]); err != nil {
 				return err
 			}
 		}
 	}
+	var lines [][]string
+	stdin := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--config" || a == "-c" {
+		switch {
+		case a == "-v" || a == "--version":
+			fmt.Printf("basalt server v=%s redis=%s go=%s bits=%d\n", server.BasaltVersion, server.RedisVersion, runtime.Version(), strconv.IntSize)
+			os.Exit(0)
+		case a == "-h" || a == "--help":
+			fmt.Print(usage)
+			os.Exit(0)
+		case a == "-" && i == len(args)-1:
+			stdin = true
+			continue
+		case a == "--config" || a == "-c":
 			i++
 			continue
-		}
-		// --pprof is not a redis.conf directive, so it never reaches cfg.Set.
-		if a == "--pprof" {
+		case a == "--pprof": // not a directive: it never reaches the config
 			if i+1 >= len(args) {
 				return fmt.Errorf("--pprof needs an address")
 			}
 			i++
 			pprofAddr = args[i]
 			continue
-		}
-		if a == "-h" || a == "--help" {
-			fmt.Println("usage: basalt [--config FILE] [--port N] [--bind ADDR] [--dir DIR] [--appendfsync always|everysec|no] [--requirepass PASS] [--databases N] [--maxclients N] [--gomaxprocs N] [--pprof ADDR]\n             [--node-id N --raft-addr HOST:PORT --initial-cluster ID=HOST:PORT,... --cluster-secret-file FILE] (docs/replication.md)\n       basalt load-rdb [--host H] [--port P] [--replace] ... dump.rdb (load-rdb --help)")
-			os.Exit(0)
-		}
-		if !strings.HasPrefix(a, "--") {
-			return fmt.Errorf("unexpected argument %q", a)
+		case !strings.HasPrefix(a, "--"):
+			if len(lines) == 0 {
+				return fmt.Errorf("unexpected argument %q (the config file comes first)", a)
+			}
+			last := &lines[len(lines)-1]
+			*last = append(*last, a)
+			continue
 		}
 		name, value, hasValue := strings.Cut(a[2:], "=")
-		if !hasValue {
-			if i+1 >= len(args) {
-				return fmt.Errorf("%s needs a value", a)
-			}
-			i++
-			value = args[i]
+		lines = append(lines, []string{name})
+		if hasValue {
+			lines[len(lines)-1] = append(lines[len(lines)-1], value)
 		}
-		if err := cfg.Set(name, value); err != nil {
-			return fmt.Errorf("--%s: %v", name, err)
+	}
+	for _, words := range lines {
+		if err := cfg.Directive(words); err != nil {
+			return fmt.Errorf("--%s: %v", words[0], err)
 		}
+	}
+	if stdin {
+		data, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return err
+		}
+		return cfg.LoadText(string(data), "standard input")
 	}
 	return nil
 }
@@ -148,20 +211,4 @@ func startPprof(addr string) error {
 	slog.Info("pprof", "addr", ln.Addr().String())
 	go http.Serve(ln, nil)
 	return nil
-}
-
-// setGC lets the Go heap grow to three times what is live between
-// collections (Go's default is twice), unless GOGC or GOMEMLIMIT say
-// otherwise. Every command allocates a little (arguments, replies, keys),
-// so collections come often while little is live, and each one costs all
-// cores some time: SET spent 0.89-0.97x the CPU per request, EVALSHA
-// 0.97x (0.86x with GOGC=400, which doubles the heap). The limit bounds
-// the heap whatever is live, above the two caches (the block cache is on
-// the Go heap only in a build without cgo).
-func setGC(cfg server.Config) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	debug.SetGCPercent(200)
-	debug.SetMemoryLimit(1<<30 + 4*max(cfg.MetaCacheSize, 0) + max(cfg.CacheSize, 0))
 }

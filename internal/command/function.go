@@ -443,15 +443,7 @@ func functionList(c *Ctx) {
 // functionStats is FUNCTION STATS. The function running is not shown:
 // running_script is always nil.
 func functionStats(c *Ctx) {
-	names, codes := c.Tx.FunctionLibraries()
-	funcs := 0
-	for i, name := range names {
-		lib, msg := compileLibrary(string(name), codes[i], false)
-		if msg != "" {
-			panic("command: stored library " + string(name) + " does not load: " + msg)
-		}
-		funcs += len(lib.funcs)
-	}
+	libs, funcs := FunctionCounts(c.Tx)
 	w := c.W
 	w.MapLen(2)
 	w.BulkString("running_script")
@@ -461,9 +453,23 @@ func functionStats(c *Ctx) {
 	w.BulkString("LUA")
 	w.MapLen(2)
 	w.BulkString("libraries_count")
-	w.Int(int64(len(names)))
+	w.Int(int64(libs))
 	w.BulkString("functions_count")
 	w.Int(int64(funcs))
+}
+
+// FunctionCounts counts the libraries stored and the functions they
+// register (FUNCTION STATS, INFO memory).
+func FunctionCounts(tx *store.Tx) (libraries, functions int) {
+	names, codes := tx.FunctionLibraries()
+	for i, name := range names {
+		lib, msg := compileLibrary(string(name), codes[i], false)
+		if msg != "" {
+			panic("command: stored library " + string(name) + " does not load: " + msg)
+		}
+		functions += len(lib.funcs)
+	}
+	return len(names), functions
 }
 
 var functionHelp = []string{

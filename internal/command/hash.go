@@ -470,7 +470,11 @@ func cmdHRandField(c *Ctx) {
 	r := newHashRand(c, size)
 	if !distinct || count == 1 {
 		// Repeats allowed: load a small hash once and index it; sample a
-		// big one by seeking.
+		// big one by seeking. Either way the picks are written as drawn.
+		guard, ok := startRepeatReply(c, count, withValues)
+		if !ok {
+			return
+		}
 		if size <= 1024 || count >= size {
 			fields, values := hashAll(c, size)
 			if len(fields) == 0 {
@@ -481,22 +485,26 @@ func cmdHRandField(c *Ctx) {
 			for range count {
 				i := r.rnd.IntN(len(fields))
 				entry(fields[i], values[i])
+				if guard.over() {
+					return
+				}
 			}
 			return
 		}
-		fields, values := make([][]byte, 0, count), make([][]byte, 0, count)
+		mark := c.W.Len()
 		for range count {
 			f, v := r.pick()
-			if f == nil {
-				c.W.ArrayLen(0) // deleted meanwhile
+			if f == nil { // deleted meanwhile
+				c.W.Buf = c.W.Buf[:mark]
+				c.W.ArrayLen(0)
 				return
 			}
-			fields, values = append(fields, f), append(values, v)
+			entry(f, v)
+			if guard.over() {
+				return
+			}
 		}
-		header(count)
-		for i := range fields {
-			entry(fields[i], values[i])
-		}
+		c.W.LenBefore(mark, func() { header(count) })
 		return
 	}
 	if count <= size/3 {

@@ -75,6 +75,7 @@ const (
 	errJSONInt     = "Couldn't parse as integer"
 	errJSONFormat  = "ERR FORMAT argument is not supported on RESP2"
 	errJSONDebug   = "ERR unknown subcommand - try `JSON.DEBUG HELP`"
+	errJSONDepth   = "ERR recursion limit exceeded: the document would nest deeper than 128 levels"
 )
 
 func errPathMissing(path string) string { return "ERR Path '" + path + "' does not exist" }
@@ -203,6 +204,8 @@ func cmdJSONSet(c *Ctx) {
 	switch {
 	case errMsg != "":
 		c.W.Error(errMsg)
+	case !plan.fits(val):
+		c.W.Error(errJSONDepth)
 	case plan.apply(k, val):
 		k.save("json.set")
 		c.W.OK()
@@ -280,6 +283,38 @@ func jsonAddPlaces(doc any, p *jsondoc.Path) ([]jsondoc.Loc, string, string) {
 	return to, key, ""
 }
 
+// fits reports whether val, put where the plan says, leaves the document
+// within jsondoc.MaxDepth, so that it can be read back: a path can reach
+// deeper than any text Parse accepts.
+func (pl *jsonSetPlan) fits(val any) bool {
+	at := 0 // the containers around val at its deepest place
+	for _, l := range pl.set {
+		at = max(at, len(l))
+	}
+	for _, l := range pl.addTo {
+		at = max(at, len(l)+1)
+	}
+	return at+jsondoc.Depth(val) <= jsondoc.MaxDepth
+}
+
+// fitsIn reports whether vals, put in each array p matches in doc, leave
+// it within jsondoc.MaxDepth (see jsonSetPlan.fits).
+func fitsIn(doc any, p *jsondoc.Path, vals []any) bool {
+	deepest := 0
+	for _, v := range vals {
+		deepest = max(deepest, jsondoc.Depth(v))
+	}
+	if deepest == 0 {
+		return true // scalars nest no deeper than their array
+	}
+	for _, l := range p.Locate(doc) {
+		if len(l)+1+deepest > jsondoc.MaxDepth {
+			return false
+		}
+	}
+	return true
+}
+
 // apply puts val where the plan says and reports whether that changed
 // anything. A place that an earlier change of the same command took away
 // (a parent replaced, a member added already) is skipped, as RedisJSON
@@ -352,6 +387,10 @@ func cmdJSONMSet(c *Ctx) {
 		}
 		val, ok := parseJSONArg(c, c.Args[i+2])
 		if !ok {
+			return
+		}
+		if !plan.fits(val) {
+			c.W.Error(errJSONDepth)
 			return
 		}
 		triplets = append(triplets, triplet{k, plan, val})
@@ -942,6 +981,10 @@ func cmdJSONArrAppend(c *Ctx) {
 	if !ok {
 		return
 	}
+	if !fitsIn(k.document(), p, vals) {
+		c.W.Error(errJSONDepth)
+		return
+	}
 	used := false
 	results, changed := arrayOp(k, p, func(a []any) ([]any, int64) {
 		a = append(a, copies(vals, used)...)
@@ -1063,6 +1106,10 @@ func cmdJSONArrInsert(c *Ctx) {
 	}
 	k, p, ok := jsonWrite(c, c.Arg(2))
 	if !ok {
+		return
+	}
+	if !fitsIn(k.document(), p, vals) {
+		c.W.Error(errJSONDepth)
 		return
 	}
 	used, bad := false, false
@@ -1477,10 +1524,19 @@ func cmdJSONMerge(c *Ctx) {
 			return
 		}
 		add := jsonSetPlan{addTo: to, addKey: key}
+		if !add.fits(val) {
+			c.W.Error(errJSONDepth)
+			return
+		}
 		if add.apply(k, mergePatch(nil, val)) {
 			k.save("json.merge")
 		}
 		c.W.OK()
+		return
+	}
+	// A merge nests no deeper than the value or the patch at each place.
+	if !(&jsonSetPlan{set: locs}).fits(val) {
+		c.W.Error(errJSONDepth)
 		return
 	}
 	for i, l := range jsondoc.ForDeletion(locs) {

@@ -96,3 +96,57 @@ func nthMember(c *Ctx, key, lo, hi []byte, n, i int64, skip func(sub []byte) boo
 		i %= seen
 	}
 }
+
+// maxRepeatReply bounds the reply of a random pick with repeats
+// (SRANDMEMBER, HRANDFIELD and ZRANDMEMBER with a negative count). Its
+// length is the client's count, not the data's size: Redis builds it
+// whatever the count, so -10000000000 exhausts memory. basalt answers
+// errReplyTooLarge instead (docs/limits.md).
+const maxRepeatReply = 128 << 20
+
+const errReplyTooLarge = "ERR reply would be larger than 128mb, use a smaller count"
+
+// minBulkLen is the smallest bulk string in RESP: "$0\r\n\r\n".
+const minBulkLen = 6
+
+// repeatReply guards one such reply. startRepeatReply refuses at once a
+// count whose reply could not fit even with empty members. over, called
+// after each pick, takes back what was written and answers the error once
+// the reply, projected from the picks so far, would pass the bound: early,
+// so that a refused reply never grows a buffer of the bound's size.
+type repeatReply struct {
+	c            *Ctx
+	start        int
+	count, picks int64
+}
+
+// projectAfter is how many picks the projection waits for: enough for an
+// average of random picks to be steady.
+const projectAfter = 64
+
+// startRepeatReply checks count picks of one bulk string each, or two
+// with pairs (WITHVALUES, WITHSCORES).
+func startRepeatReply(c *Ctx, count int64, pairs bool) (*repeatReply, bool) {
+	perPick := int64(1)
+	if pairs {
+		perPick = 2
+	}
+	if count > maxRepeatReply/(minBulkLen*perPick) {
+		c.W.Error(errReplyTooLarge)
+		return nil, false
+	}
+	return &repeatReply{c: c, start: c.W.Len(), count: count}, true
+}
+
+func (r *repeatReply) over() bool {
+	r.picks++
+	size := int64(r.c.W.Len() - r.start)
+	if size <= maxRepeatReply && (r.picks < projectAfter || size/r.picks*r.count <= maxRepeatReply) {
+		return false
+	}
+	// A copy, so that a big buffer is garbage now, whoever keeps the
+	// writer (a pipeline, a script).
+	r.c.W.Buf = append([]byte(nil), r.c.W.Buf[:r.start]...)
+	r.c.W.Error(errReplyTooLarge)
+	return true
+}

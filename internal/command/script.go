@@ -390,3 +390,11 @@ func killRunning(c *Ctx) {
 	}
 	c.W.OK()
 }
+
+// CachedScripts is the size of the script cache, for INFO's
+// number_of_cached_scripts.
+func CachedScripts() int {
+	scripts.Lock()
+	defer scripts.Unlock()
+	return len(scripts.m)
+}

@@ -48,6 +48,9 @@ type scriptRun struct {
 	mu     sync.Mutex
 	dirty  bool // it called a write command or changed the data
 	killed bool
+	why    string // the error a killed run answers
+
+	heapAt uint64 // the lowest Go heap the memory watch saw during the run (under scriptRuns)
 }
 
 // Redis's replies.
@@ -63,6 +66,7 @@ var scriptRuns struct {
 	runs  []*scriptRun // oldest first
 	live  *scriptRun
 	timer *time.Timer // fires when the live script reaches the limit
+	mem   *time.Timer // the memory watch (script_memory.go)
 }
 
 var (
@@ -107,6 +111,7 @@ func startRun(live bool, ctx *killCtx) *scriptRun {
 	scriptRuns.Lock()
 	defer scriptRuns.Unlock()
 	scriptRuns.runs = append(scriptRuns.runs, r)
+	watchScriptMemory()
 	if live {
 		scriptRuns.live = r
 		if scriptRuns.timer == nil {
@@ -213,11 +218,17 @@ func LiveScript() bool {
 
 // kill stops r unless it wrote (force stops it anyway); it reports whether
 // r is stopped.
-func (r *scriptRun) kill(force bool) bool {
+func (r *scriptRun) kill(force bool) bool { return r.killWith(force, errKilled) }
+
+// killWith is kill with the error the script answers.
+func (r *scriptRun) killWith(force bool, why string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.dirty && !force {
 		return false
+	}
+	if !r.killed {
+		r.why = why
 	}
 	r.killed = true
 	r.ctx.cancel(r.gen) // the Lua VM raises at its next instruction

@@ -63,6 +63,10 @@ func jsonEncode(b *strings.Builder, v lua.LValue, depth int) string {
 		}
 		b.WriteString(fmtNum14(f))
 	case lua.LString:
+		// A table may hold one big string many times (script_memory.go).
+		if limit := scriptMaxMemory.Load(); int64(b.Len())+int64(len(v)) > limit {
+			return "Cannot serialise: the result would be larger than script-maxmemory (" + strconv.FormatInt(limit, 10) + " bytes)"
+		}
 		jsonString(b, string(v))
 	case *lua.LTable:
 		depth++
@@ -437,9 +441,9 @@ func openBit(L *lua.LState) *lua.LTable {
 		"bswap":   func(L *lua.LState) int { return bitPush(L, bits.ReverseBytes32(bitArg(L, 1))) },
 		"tohex": func(L *lua.LState) int {
 			b := bitArg(L, 1)
-			n := int32(8)
+			n := int64(8) // int64: negating int32's minimum must not stay negative
 			if L.GetTop() >= 2 {
-				n = int32(bitArg(L, 2))
+				n = int64(int32(bitArg(L, 2)))
 			}
 			digits := "0123456789abcdef"
 			if n < 0 {

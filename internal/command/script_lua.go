@@ -120,6 +120,7 @@ func newEnv() *luaEnv {
 		// The memory count differs from node to node: scripts see 0.
 		"collectgarbage": func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 },
 	})
+	e.guardStringLib(opened.RawGetString("string").(*lua.LTable), opened.RawGetString("table").(*lua.LTable))
 	math := opened.RawGetString("math").(*lua.LTable)
 	e.setFuncs(math, map[string]lua.LGFunction{"random": e.random, "randomseed": e.randomseed})
 	e.globals.RawSetString("cjson", openCjson(L))
@@ -244,7 +245,7 @@ func (e *luaEnv) pcall(L *lua.LState) int {
 			obj = ae.Object
 		}
 		if e.killed() { // it is raised again at the next instruction
-			obj = lua.LString(errKilled)
+			obj = lua.LString(e.kr.why)
 		}
 		if t, ok := obj.(*lua.LTable); ok {
 			if s, ok := t.RawGetString("err").(lua.LString); ok {
@@ -417,7 +418,7 @@ func (e *luaEnv) killed() bool {
 // in the record becomes a script that only returns that error: the log
 // never holds a stopped script.
 func (e *luaEnv) writeKilled(c *Ctx) {
-	msg := errKilled + " script: " + e.sha + ", on @" + e.chunk + ":" + strconv.Itoa(max(e.errLine, 0)) + "."
+	msg := e.kr.why + " script: " + e.sha + ", on @" + e.chunk + ":" + strconv.Itoa(max(e.errLine, 0)) + "."
 	c.W.Error(msg)
 	if c.rec != nil {
 		c.Args[0] = []byte("eval") // an FCALL too
@@ -752,7 +753,7 @@ func (e *luaEnv) execObserved(argv [][]byte) string {
 	msg := e.exec(argv)
 	if msg == "" {
 		hook(e.c.Tx.DB, Lookup(argv[0]), argv, int64(time.Since(start)), e.w.Buf)
-	} else if refused := ScriptRefusedHook; refused != nil && msg != "-"+errKilled {
+	} else if refused := ScriptRefusedHook; refused != nil && (e.kr == nil || msg != "-"+e.kr.why) {
 		refused(refusedCommand(argv), msg)
 	}
 	return msg
@@ -823,7 +824,7 @@ func (e *luaEnv) execKillable(cmd *Command, argv [][]byte, flags Flags) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.killed {
-		return "-" + errKilled
+		return "-" + r.why
 	}
 	if flags&Write != 0 {
 		r.dirty = true

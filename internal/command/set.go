@@ -479,25 +479,36 @@ func srandmemberCount(c *Ctx) {
 		}
 		return
 	}
-	// Picks that may repeat. The replies are collected first: the set may
-	// change under a read, and the array length must be what follows.
+	// Picks that may repeat, as many as the client asks for.
 	count = -count
-	var out [][]byte
 	if h.n <= 1024 || count >= h.n/setLoadAllFactor {
-		if all := setSubs(c, key); len(all) > 0 {
-			out = make([][]byte, count)
-			for i := range out {
-				out[i] = all[rng.IntN(len(all))]
-			}
+		guard, ok := startRepeatReply(c, count, false)
+		if !ok {
+			return
 		}
-	} else {
+		all := setSubs(c, key) // the set may be gone since h was read
+		if len(all) == 0 {
+			c.W.ArrayLen(0)
+			return
+		}
+		c.W.ArrayLen(int(count))
 		for range count {
-			sub := setRandomSub(c, key, h.n, rng, nil)
-			if sub == nil {
-				break
+			c.W.Bulk(store.HashedMember(all[rng.IntN(len(all))]))
+			if guard.over() {
+				return
 			}
-			out = append(out, sub)
 		}
+		return
+	}
+	// Fewer picks than members: collected first, as the set may change
+	// under a read and the array length must be what follows.
+	var out [][]byte
+	for range count {
+		sub := setRandomSub(c, key, h.n, rng, nil)
+		if sub == nil {
+			break
+		}
+		out = append(out, sub)
 	}
 	c.W.ArrayLen(len(out))
 	for _, sub := range out {

@@ -956,18 +956,12 @@ func cmdZRandMember(c *Ctx) {
 		return
 	}
 	rng := zrand(c)
+	if count < 0 || count == 1 {
+		zrandRepeats(c, z, rng, max(count, -count), withScores)
+		return
+	}
 	var out []zentry
 	switch {
-	case count < 0 || count == 1:
-		// Sampling with repetition.
-		n := count
-		if n < 0 {
-			n = -n
-		}
-		out = make([]zentry, 0, min(n, 1<<16))
-		for range n {
-			out = append(out, z.randomEntry(rng))
-		}
 	case count >= z.h.n:
 		// The whole set, as Redis: in reverse rank order.
 		out = z.byRank(0, z.h.n-1, true)
@@ -987,6 +981,24 @@ func cmdZRandMember(c *Ctx) {
 		}
 	}
 	replyEntries(c, out, withScores)
+}
+
+// zrandRepeats answers ZRANDMEMBER with a negative count: n picks that may
+// repeat, written as they are drawn.
+func zrandRepeats(c *Ctx, z *zset, rng *rand.Rand, n int64, withScores bool) {
+	guard, ok := startRepeatReply(c, n, withScores)
+	if !ok {
+		return
+	}
+	r := newEntryReply(c, withScores)
+	for range n {
+		e := z.randomEntry(rng)
+		r.add(e.member, e.score)
+		if guard.over() {
+			return
+		}
+	}
+	r.done()
 }
 
 // ZSCAN key cursor [MATCH pattern] [COUNT count]. A listpack-sized set is

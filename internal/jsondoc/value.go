@@ -172,3 +172,24 @@ func Copy(v any) any {
 	}
 	return v
 }
+
+// Depth is how many containers deep v nests: 0 for a scalar, 1 for an
+// array or object of scalars. Parse refuses a text deeper than MaxDepth,
+// so a stored document must never become deeper (the JSON commands check
+// with it before they insert a value).
+func Depth(v any) int {
+	deepest := 0
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			deepest = max(deepest, Depth(e))
+		}
+	case *Object:
+		for _, e := range v.vals {
+			deepest = max(deepest, Depth(e))
+		}
+	default:
+		return 0
+	}
+	return deepest + 1
+}

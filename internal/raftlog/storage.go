@@ -43,6 +43,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+
+	"basalt/internal/pebblelog"
 )
 
 var (
@@ -106,11 +108,17 @@ type Storage struct {
 
 var _ raft.Storage = (*Storage)(nil)
 
+// MaxOpenFiles bounds the table files the log's Pebble keeps open. The log
+// is truncated behind the applied index, so it has few tables; the server
+// counts these descriptors against RLIMIT_NOFILE.
+const MaxOpenFiles = 64
+
 // Open opens or creates the log in dir.
 func Open(dir string) (*Storage, error) {
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             quietLogger{},
+		Logger:             &pebblelog.Logger{Name: "raftlog pebble"},
+		MaxOpenFiles:       MaxOpenFiles,
 	})
 	if err != nil {
 		return nil, err
@@ -653,15 +661,4 @@ func (s *Storage) Bootstrap(voters []uint64) error {
 		Index: 1, Term: 1, ConfState: raftpb.ConfState{Voters: voters},
 	}}
 	return s.save(snap, raftpb.HardState{Term: 1, Commit: 1}, nil, true)
-}
-
-// quietLogger keeps Pebble's routine messages out of the server log.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{}) {}
-func (quietLogger) Errorf(format string, args ...interface{}) {
-	fmt.Printf("raftlog pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf("raftlog pebble: "+format, args...))
 }

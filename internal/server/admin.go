@@ -1,10 +1,9 @@
 package server
 
 import (
-	"bufio"
 	"fmt"
+	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"basalt/internal/command"
-	"basalt/internal/glob"
 	"basalt/internal/num"
 	"basalt/internal/shard"
 )
@@ -149,6 +147,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("monotonic_clock", "POSIX clock_gettime")
 		add("multiplexing_api", "epoll")
 		add("atomicvar_api", "c11-builtin")
+		add("gcc_version", "0.0.0") // no C compiler: go_version names the toolchain
 		add("go_version", runtime.Version())
 		add("process_id", os.Getpid())
 		add("process_supervised", "no")
@@ -158,7 +157,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("uptime_in_seconds", up)
 		add("uptime_in_days", up/86400)
 		add("hz", 10)
-		add("configured_hz", 10)
+		add("configured_hz", 10) // basalt's background work runs at 10 Hz whatever hz says
 		add("lru_clock", now.Unix()&(1<<24-1))
 		add("executable", exe)
 		add("config_file", cfg.File)
@@ -193,18 +192,52 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("used_memory_peak_human", humanBytes(peak))
 		add("used_memory_peak_perc", fmt.Sprintf("%.2f%%", 100*float64(m.HeapAlloc)/float64(max(peak, 1))))
 		add("used_memory_overhead", m.Sys-m.HeapAlloc)
+		add("used_memory_startup", 0)
 		add("used_memory_dataset", m.HeapAlloc)
+		add("used_memory_dataset_perc", "100.00%")
+		// The allocator is Go's: allocated is the live heap, active its
+		// spans in use, resident what the heap took from the OS.
+		add("allocator_allocated", m.HeapAlloc)
+		add("allocator_active", m.HeapInuse)
+		add("allocator_resident", m.HeapSys-m.HeapReleased)
 		add("total_system_memory", totalMemory())
 		add("total_system_memory_human", humanBytes(totalMemory()))
+		// Lua states are Go memory, counted in used_memory.
+		tx := s.group().Store().ReadTx(0, now.UnixMilli(), false) // every shard has the libraries
+		libs, funcs := command.FunctionCounts(tx)
+		tx.Close()
 		add("used_memory_lua", 0)
+		add("used_memory_vm_eval", 0)
+		add("used_memory_lua_human", "0B")
+		add("used_memory_scripts_eval", 0)
+		add("number_of_cached_scripts", command.CachedScripts())
+		add("number_of_functions", funcs)
+		add("number_of_libraries", libs)
+		add("used_memory_vm_functions", 0)
+		add("used_memory_vm_total", 0)
+		add("used_memory_vm_total_human", "0B")
+		add("used_memory_functions", 0)
 		add("used_memory_scripts", 0)
-		add("number_of_cached_scripts", 0)
-		add("maxmemory", 0)
-		add("maxmemory_human", "0B")
-		add("maxmemory_policy", "noeviction")
+		add("used_memory_scripts_human", "0B")
+		add("maxmemory", cfg.MaxMemory)
+		add("maxmemory_human", humanBytes(uint64(cfg.MaxMemory)))
+		add("maxmemory_policy", cfg.MaxMemoryPolicy)
+		add("allocator_frag_ratio", fmt.Sprintf("%.2f", float64(m.HeapInuse)/float64(max(m.HeapAlloc, 1))))
+		add("allocator_frag_bytes", int64(m.HeapInuse)-int64(m.HeapAlloc))
+		add("allocator_rss_ratio", fmt.Sprintf("%.2f", float64(m.HeapSys-m.HeapReleased)/float64(max(m.HeapInuse, 1))))
+		add("allocator_rss_bytes", int64(m.HeapSys-m.HeapReleased)-int64(m.HeapInuse))
+		add("rss_overhead_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapSys-m.HeapReleased, 1))))
+		add("rss_overhead_bytes", int64(rss)-int64(m.HeapSys-m.HeapReleased))
 		add("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1))))
+		add("mem_fragmentation_bytes", int64(rss)-int64(m.HeapAlloc))
+		for _, k := range []string{"mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers",
+			"mem_clients_slaves", "mem_clients_normal", "mem_cluster_links", "mem_aof_buffer"} {
+			add(k, 0) // none of these buffers exists in basalt
+		}
 		add("mem_allocator", "go")
+		add("active_defrag_running", 0)
 		add("lazyfree_pending_objects", 0)
+		add("lazyfreed_objects", 0)
 		add("used_disk_bytes", s.sumShards(func(sh *shard.Shard) int64 { // basalt: data on disk
 			return int64(sh.Store().Pebble().Metrics().DiskSpaceUsage())
 		}))
@@ -216,6 +249,12 @@ func (s *Server) infoSection(name string, c *Client) string {
 		// Redis's AOF, always on; the fsync policy is the live one.
 		add("loading", 0)
 		add("async_loading", 0)
+		for _, k := range []string{"current_cow_peak", "current_cow_size", "current_cow_size_age"} {
+			add(k, 0) // basalt never forks
+		}
+		add("current_fork_perc", "0.00")
+		add("current_save_keys_processed", 0)
+		add("current_save_keys_total", 0)
 		// SAVE and BGSAVE (save.go); changes are records applied since the
 		// last successful save's instant.
 		sv := &s.saving
@@ -234,6 +273,9 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("rdb_last_bgsave_time_sec", sv.bgSeconds)
 		add("rdb_current_bgsave_time_sec", current)
 		add("rdb_saves", sv.saves)
+		add("rdb_last_cow_size", 0) // basalt never forks
+		add("rdb_last_load_keys_expired", 0)
+		add("rdb_last_load_keys_loaded", 0) // no RDB is ever loaded at start
 		sv.mu.Unlock()
 		add("aof_enabled", 1)
 		add("aof_rewrite_in_progress", 0)
@@ -242,11 +284,15 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("aof_current_rewrite_time_sec", -1)
 		add("aof_last_bgrewrite_status", "ok")
 		add("aof_rewrites", 0)
+		add("aof_rewrites_consecutive_failures", 0)
 		status := "ok"
-		if s.sumShards(func(sh *shard.Shard) int64 { return b2i(sh.Stats.LastErr.Load() != nil) }) > 0 {
+		if s.sumShards(func(sh *shard.Shard) int64 { return b2i(sh.Stats.LastErr.Load() != nil || sh.DiskFull()) }) > 0 {
 			status = "err" // a shard refuses writes since
 		}
 		add("aof_last_write_status", status)
+		add("aof_last_cow_size", 0)
+		add("module_fork_in_progress", 0)
+		add("module_fork_last_cow_size", 0)
 		add("appendfsync", s.group().FsyncPolicy().String())
 		add("basalt_applied_index", s.sumShards(func(sh *shard.Shard) int64 { return int64(sh.Applied()) }))
 		// Group commit at work: records applied, the groups (log entries)
@@ -277,6 +323,8 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("total_net_repl_output_bytes", s.Stats.NetReplOutput.Load())
 		add("instantaneous_input_kbps", "0.00")
 		add("instantaneous_output_kbps", "0.00")
+		add("instantaneous_input_repl_kbps", "0.00")
+		add("instantaneous_output_repl_kbps", "0.00")
 		add("rejected_connections", s.Stats.Rejected.Load())
 		add("sync_full", s.Stats.SyncFull.Load())
 		add("sync_partial_ok", 0) // no backlog: never
@@ -284,21 +332,35 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("expired_keys", s.Stats.ExpiredKeys.Load())
 		add("expired_stale_perc", "0.00")
 		add("expired_time_cap_reached_count", 0)
+		add("expire_cycle_cpu_milliseconds", 0)
 		add("evicted_keys", 0)
 		add("evicted_clients", 0)
-		add("keyspace_hits", s.Stats.KeyspaceHits.Load())
-		add("keyspace_misses", s.Stats.KeyspaceMisses.Load())
+		add("total_eviction_exceeded_time", 0) // nothing is evicted
+		add("current_eviction_exceeded_time", 0)
+		add("keyspace_hits", s.sumShards(func(sh *shard.Shard) int64 { return sh.Store().Hits.Load() })) // lookups of reads outside MULTI and scripts
+		add("keyspace_misses", s.sumShards(func(sh *shard.Shard) int64 { return sh.Store().Misses.Load() }))
 		add("pubsub_channels", s.hub.numChannels())
 		add("pubsub_patterns", s.hub.numPatterns())
 		add("pubsubshard_channels", s.hub.numShardChannels())
 		add("latest_fork_usec", 0)
 		add("total_forks", 0)
 		add("migrate_cached_sockets", 0)
+		for _, k := range []string{"slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
+			"active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time"} {
+			add(k, 0) // followers expire nothing themselves; nothing is defragmented
+		}
 		ts := s.tracker.stats()
 		add("tracking_total_keys", ts.keys)
 		add("tracking_total_items", ts.items)
 		add("tracking_total_prefixes", ts.prefixes)
+		add("unexpected_error_replies", 0)
 		add("total_error_replies", s.errors.total.Load())
+		add("dump_payload_sanitizations", 0)
+		for _, k := range []string{"total_reads_processed", "total_writes_processed", "io_threaded_reads_processed", "io_threaded_writes_processed"} {
+			add(k, 0) // socket events are not counted (total_net_*_bytes are)
+		}
+		add("reply_buffer_shrinks", 0)
+		add("reply_buffer_expands", 0)
 	case "replication":
 		title = "Replication"
 		st := s.group().Status()
@@ -314,11 +376,50 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("raft_commit_index", st.Commit)
 		add("raft_applied_index", st.Applied)
 		add("raft_voters", joinIDs(st.Voters))
+		add("raft_apply_lag", st.Commit-min(st.Applied, st.Commit)) // entries committed, not applied yet
+		add("raft_leader_changes", s.sumShards(func(sh *shard.Shard) int64 { return sh.Stats.LeaderChanges.Load() }))
+		add("raft_snapshots_sent", s.sumShards(func(sh *shard.Shard) int64 { return sh.Stats.SnapshotsSent.Load() }))
+		add("raft_snapshots_received", s.sumShards(func(sh *shard.Shard) int64 { return sh.Stats.SnapshotsReceived.Load() }))
 		for _, l := range raftStatusLines(st)[10:] {
 			name, v, _ := strings.Cut(l, ":")
 			add("raft_"+name, v)
 		}
-		add("connected_slaves", 0)
+		// Redis's shape: a follower shows its leader's link, a leader
+		// its followers as replicas (offsets are applied indexes).
+		if role == "slave" {
+			host, port, _ := net.SplitHostPort(st.Advertised[st.Leader])
+			link := "up"
+			if st.Leader == 0 {
+				link = "down"
+			}
+			add("master_host", host)
+			add("master_port", port)
+			add("master_link_status", link)
+			add("master_last_io_seconds_ago", 0)
+			add("master_sync_in_progress", 0)
+			add("slave_read_repl_offset", st.Applied)
+			add("slave_repl_offset", st.Applied)
+			add("slave_priority", 100)
+			add("slave_read_only", 1)
+			add("replica_announced", 1)
+		}
+		var replicas []string
+		if role == "master" && !s.group().Lone() {
+			for _, id := range append(st.Voters, st.Learners...) {
+				if pr, ok := st.Progress[id]; ok && id != st.ID {
+					host, port, _ := net.SplitHostPort(st.Advertised[id])
+					state := "online"
+					if !pr.RecentActive {
+						state = "wait_bgsave"
+					}
+					replicas = append(replicas, fmt.Sprintf("ip=%s,port=%s,state=%s,offset=%d,lag=0", host, port, state, pr.Match))
+				}
+			}
+		}
+		add("connected_slaves", len(replicas))
+		for i, r := range replicas {
+			add(fmt.Sprintf("slave%d", i), r)
+		}
 		add("master_failover_state", "no-failover")
 		add("master_replid", s.runID)
 		add("master_replid2", strings.Repeat("0", 40))
@@ -336,6 +437,8 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("used_cpu_user", fmt.Sprintf("%.6f", tv(ru.Utime)))
 		add("used_cpu_sys_children", "0.000000")
 		add("used_cpu_user_children", "0.000000")
+		add("used_cpu_sys_main_thread", fmt.Sprintf("%.6f", tv(ru.Stime))) // Go has no main thread: the process's
+		add("used_cpu_user_main_thread", fmt.Sprintf("%.6f", tv(ru.Utime)))
 	case "modules":
 		title = "Modules"
 		lines = append(lines, command.JSONModuleInfo)
@@ -434,234 +537,6 @@ func humanBytes(n uint64) string {
 		}
 	}
 	return fmt.Sprintf("%dB", n)
-}
-
-// ---- CONFIG ----
-
-var configHelp = []string{
-	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"GET <pattern>",
-	"    Return parameters matching the glob-like <pattern> and their values.",
-	"SET <directive> <value>",
-	"    Set the configuration <directive> to <value>.",
-	"RESETSTAT",
-	"    Reset statistics reported by the INFO command.",
-	"REWRITE",
-	"    Rewrite the configuration file.",
-	"HELP",
-	"    Prints this help.",
-}
-
-// Settings that can only be given at start, and read-only ones that
-// basalt shows because tools ask for them (redis-benchmark reads save and
-// appendonly).
-var (
-	immutableConfig = map[string]bool{"bind": true, "port": true, "dir": true, "databases": true, "log-retain": true, "log-retain-bytes": true, "cache-size": true, "meta-cache-size": true}
-	fixedConfig     = map[string]string{"appendonly": "yes", "save": "", "maxmemory": "0", "maxmemory-policy": "noeviction"}
-)
-
-func cmdConfig(c *Client, argv [][]byte) {
-	switch strings.ToLower(string(argv[1])) {
-	case "get":
-		configGet(c, argv[2:])
-	case "set":
-		configSet(c, argv[2:])
-	case "resetstat":
-		st := &c.srv.Stats
-		for _, n := range []interface{ Store(int64) }{&st.Connections, &st.Rejected, &st.Commands, &st.ExpiredKeys,
-			&st.KeyspaceHits, &st.KeyspaceMisses, &st.NetInput, &st.NetOutput} {
-			n.Store(0)
-		}
-		c.tally.Drop()
-		c.srv.errors.reset()
-		for _, cmd := range command.All() { // commandstats, latencystats, LATENCY HISTOGRAM
-			cmd.Stats.Reset()
-			for _, sub := range cmd.Subcommands {
-				sub.Stats.Reset()
-			}
-		}
-		c.reply().OK()
-	case "rewrite":
-		if err := c.srv.rewriteConfig(); err != nil {
-			c.reply().Error("ERR " + err.Error())
-			return
-		}
-		c.reply().OK()
-	case "help":
-		command.HelpReply(c.reply(), configHelp)
-	}
-}
-
-func configGet(c *Client, patterns [][]byte) {
-	cfg := c.srv.config()
-	var names []string
-	for _, p := range patterns {
-		if !strings.ContainsAny(string(p), "*?[\\") {
-			// A plain name is looked up and answered as typed, as Redis does.
-			lower := strings.ToLower(string(p))
-			_, fixed := fixedConfig[lower]
-			if (fixed || slices.Contains(ConfigNames, lower)) && !slices.Contains(names, string(p)) {
-				names = append(names, string(p))
-			}
-			continue
-		}
-		match := func(name string) {
-			if glob.Match(p, []byte(name), true) && !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-		}
-		for _, name := range ConfigNames {
-			match(name)
-		}
-		for name := range fixedConfig {
-			match(name)
-		}
-	}
-	w := c.reply()
-	w.MapLen(len(names))
-	for _, name := range names {
-		v, ok := cfg.Get(strings.ToLower(name))
-		if !ok {
-			v = fixedConfig[strings.ToLower(name)]
-		}
-		w.BulkString(name)
-		w.BulkString(v)
-	}
-}
-
-func configSet(c *Client, args [][]byte) {
-	w := c.reply()
-	if len(args)%2 != 0 {
-		w.Error(command.WrongArity("config|set"))
-		return
-	}
-	failed := func(name, why string) {
-		w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why)
-	}
-	seen := map[string]bool{}
-	for i := 0; i < len(args); i += 2 {
-		name := strings.ToLower(string(args[i]))
-		_, known := fixedConfig[name]
-		if !known && !slices.Contains(ConfigNames, name) {
-			w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(args[i]) + "'")
-			return
-		}
-		if known || immutableConfig[name] {
-			failed(name, "can't set immutable config")
-			return
-		}
-		if seen[name] {
-			failed(name, "duplicate parameter")
-			return
-		}
-		seen[name] = true
-	}
-	s := c.srv
-	s.mu.Lock()
-	cfg := s.cfg // all or nothing: work on a copy
-	for i := 0; i < len(args); i += 2 {
-		if err := cfg.Set(string(args[i]), string(args[i+1])); err != nil {
-			s.mu.Unlock()
-			failed(strings.ToLower(string(args[i])), err.Error())
-			return
-		}
-	}
-	s.cfg = cfg
-	s.mu.Unlock()
-	// Settings read at every use (requirepass for new connections,
-	// maxclients at accept) need nothing more; these act now.
-	if seen["appendfsync"] {
-		for _, sh := range s.shards {
-			sh.SetFsync(cfg.AppendFsync)
-		}
-	}
-	if seen["client-output-buffer-limit"] {
-		s.hub.SetLimit(cfg.OutputLimits[pubsubClass])
-	}
-	if seen["busy-reply-threshold"] || seen["lua-time-limit"] {
-		command.SetScriptTimeLimit(cfg.LuaTimeLimit)
-	}
-	if seen["notify-keyspace-events"] {
-		for _, sh := range s.shards {
-			sh.Store().SetNotify(cfg.NotifyKeyspaceEvents, s.hub.keyspaceEvents)
-		}
-	}
-	s.applyOpsConfig(cfg)
-	if seen["gomaxprocs"] && cfg.GoMaxProcs > 0 {
-		runtime.GOMAXPROCS(cfg.GoMaxProcs)
-	}
-	w.OK()
-}
-
-// rewriteConfig writes the running settings into the config file: lines
-// that set a known name are replaced in place (later duplicates dropped),
-// and settings that differ from the defaults and are not in the file are
-// appended, as Redis's CONFIG REWRITE does.
-func (s *Server) rewriteConfig() error {
-	cfg := s.config()
-	if cfg.File == "" {
-		return fmt.Errorf("The server is running without a config file")
-	}
-	old, err := os.ReadFile(cfg.File)
-	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("Rewriting config file: %v", err)
-	}
-	def := DefaultConfig()
-	line := func(name string) string {
-		v, _ := cfg.Get(name)
-		return name + " " + quoteConfig(v)
-	}
-	var out []string
-	done := map[string]bool{}
-	sc := bufio.NewScanner(strings.NewReader(string(old)))
-	for sc.Scan() {
-		text := sc.Text()
-		fields := strings.Fields(text)
-		if len(fields) > 0 && fields[0][0] != '#' {
-			name := strings.ToLower(fields[0])
-			if alias := configAliases[name]; alias != "" {
-				name = alias
-			}
-			if slices.Contains(ConfigNames, name) {
-				if !done[name] {
-					out = append(out, line(name))
-				}
-				done[name] = true
-				continue
-			}
-		}
-		out = append(out, text)
-	}
-	header := false
-	for _, name := range ConfigNames {
-		v, _ := cfg.Get(name)
-		if dv, _ := def.Get(name); done[name] || v == dv || configAliases[name] != "" {
-			continue
-		}
-		if !header {
-			out = append(out, "# Generated by CONFIG REWRITE")
-			header = true
-		}
-		out = append(out, line(name))
-	}
-	tmp := filepath.Join(filepath.Dir(cfg.File), "."+filepath.Base(cfg.File)+".tmp")
-	if err := os.WriteFile(tmp, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
-		return fmt.Errorf("Rewriting config file: %v", err)
-	}
-	if err := os.Rename(tmp, cfg.File); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("Rewriting config file: %v", err)
-	}
-	return nil
-}
-
-// quoteConfig quotes a value for a config file line when it is empty or
-// has characters the line splitter would take apart.
-func quoteConfig(v string) string {
-	if v != "" && !strings.ContainsAny(v, " \t\r\n\"'\\") {
-		return v
-	}
-	return strconv.Quote(v)
 }
 
 // ---- CLIENT ----

@@ -135,7 +135,11 @@ const flushAt = 64 << 10
 func (c *Client) serve() {
 	defer c.close()
 	for {
+		idle := c.rd.Buffered() == 0 && c.idleDeadline()
 		argv, err := c.rd.ReadCommand()
+		if idle {
+			c.clearIdleDeadline()
+		}
 		if err != nil {
 			if resp.IsProtocolError(err) {
 				c.waitPending()

@@ -1,25 +1,31 @@
 package server
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"basalt/internal/command"
 	"basalt/internal/resp"
 	"basalt/internal/shard"
 	"basalt/internal/store"
 )
 
 // Config holds the server's settings, named as redis-server names them.
+// Each is declared, with its default and checks, in the table of
+// configtable.go.
 type Config struct {
-	Bind            string
+	Bind            string // addresses, space separated; "-" before one: optional
 	Port            int
+	UnixSocket      string
+	UnixSocketPerm  int64
+	Timeout         int // seconds a client may stay idle (0: forever)
+	TCPKeepAlive    int // seconds between keepalive probes (0: off)
 	Dir             string
 	DBFilename      string // the RDB file SAVE and BGSAVE write in Dir
 	AppendFsync     shard.Fsync
@@ -33,7 +39,26 @@ type Config struct {
 	LuaTimeLimit    int64  // ms a script runs before other clients get BUSY
 	CacheSize       int64  // Pebble block cache, bytes
 	MetaCacheSize   int64  // in-memory metadata cache, bytes (0: off)
-	File            string // the --config file, which CONFIG REWRITE updates ("" none)
+	MaxMemory       int64  // bounds the caches and the Go heap (memory.go; 0: none)
+	MaxMemoryPolicy string // accepted and shown; data on disk is never evicted
+	LogLevel        string // Redis's levels: debug, verbose, notice, warning
+	LogFile         string // "" : standard output
+	LogFormat       string // text or json
+	PidFile         string
+	Supervised      string // systemd or auto: tell systemd when ready (log.go)
+	MetricsAddr     string // where /metrics is served ("" : not served)
+	File            string // the config file, which CONFIG REWRITE updates ("" none)
+
+	// RenameCommands are the config file's rename-command lines, in order:
+	// {old, new}; an empty new name removes the command.
+	RenameCommands [][2]string
+
+	// Other holds the parameters basalt accepts without applying them,
+	// as CONFIG GET shows them; NotApplied lists those a flag, the file
+	// or CONFIG SET gave, for the log.
+	Other      map[string]string
+	NotApplied []string
+	includes   int // config files being read, nested by include
 
 	// Trust (trustConfig below): protected mode, and the secret that
 	// authenticates node-to-node traffic.
@@ -74,6 +99,9 @@ type Config struct {
 	// LatencyPercentiles is latency-tracking-info-percentiles: what INFO
 	// latencystats reports, in this order. Replaced, never modified.
 	LatencyPercentiles []float64
+
+	// Limits against hostile input (docs/limits.md).
+	LuaMaxMemory int64 // script-maxmemory: the largest string a script may build
 }
 
 // bufferClasses are client-output-buffer-limit's classes, in CONFIG GET's order.
@@ -82,257 +110,19 @@ var bufferClasses = [3]string{"normal", "slave", "pubsub"}
 // pubsubClass indexes Config.OutputLimits.
 const pubsubClass = 2
 
-// DefaultConfig is what `basalt` with no flags uses.
+// DefaultConfig is what `basalt` with no flags uses: every parameter at
+// its table default (configtable.go).
 func DefaultConfig() Config {
-	return Config{
-		Bind:            "127.0.0.1",
-		Port:            6379,
-		Dir:             "./basalt-data",
-		DBFilename:      "dump.rdb",
-		AppendFsync:     shard.FsyncAlways,
-		Databases:       16,
-		MaxClients:      10000,
-		ProtoMaxBulkLen: resp.DefaultMaxBulk,
-		LogRetain:       100000,
-		LogRetainBytes:  256 << 20,
-		LuaTimeLimit:    5000,
-		CacheSize:       store.DefaultCacheSize,
-		MetaCacheSize:   store.DefaultMetaCacheSize,
-		ClusterShards:   runtime.NumCPU(),
-		OutputLimits:    [3]BufferLimit{{}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}},
-
-		SlowlogSlowerThan:  10000,
-		SlowlogMaxLen:      128,
-		LatencyTracking:    true,
-		LatencyPercentiles: []float64{50, 99, 99.9},
-
-		ProtectedMode: true,
+	var c Config
+	for i := range params {
+		if p := &params[i]; p.def != "" && (p.ptr != nil || p.set != nil && p.unused == "") {
+			if err := c.Set(p.name, p.def); err != nil {
+				panic(fmt.Sprintf("config table: %s's default %q: %v", p.name, p.def, err))
+			}
+		}
 	}
-}
-
-// Set applies one setting by its redis.conf name. It is used by the
-// command line, the config file and CONFIG SET.
-func (c *Config) Set(name, value string) error {
-	switch strings.ToLower(name) {
-	case "bind":
-		c.Bind = strings.Fields(value)[0]
-	case "port":
-		return setInt(&c.Port, value, 0, 65535)
-	case "dir":
-		c.Dir = value
-	case "dbfilename":
-		if strings.ContainsRune(value, '/') { // Redis's pathIsBaseName
-			return fmt.Errorf("dbfilename can't be a path, just a filename")
-		}
-		c.DBFilename = value
-	case "appendfsync":
-		f, ok := shard.ParseFsync(strings.ToLower(value))
-		if !ok {
-			return fmt.Errorf("argument(s) must be one of the following: everysec, always, no")
-		}
-		c.AppendFsync = f
-	case "requirepass":
-		c.RequirePass = value
-	case "databases":
-		return setInt(&c.Databases, value, 1, 65535)
-	case "maxclients":
-		return setInt(&c.MaxClients, value, 1, 1<<32-1)
-	case "proto-max-bulk-len":
-		n, err := parseMemory(value)
-		if err != nil {
-			return fmt.Errorf("argument must be a memory value")
-		}
-		if n < 1024*1024 {
-			return fmt.Errorf("argument must be between 1048576 and 9223372036854775807 inclusive")
-		}
-		c.ProtoMaxBulkLen = n
-	case "gomaxprocs":
-		return setInt(&c.GoMaxProcs, value, 0, 1024)
-	case "meta-cache-size":
-		n, err := parseMemory(value)
-		if err != nil || n < 0 {
-			return fmt.Errorf("argument must be a memory value")
-		}
-		c.MetaCacheSize = n
-	case "cache-size":
-		n, err := parseMemory(value)
-		if err != nil || n < 1<<20 {
-			return fmt.Errorf("argument must be a memory value of at least 1mb")
-		}
-		c.CacheSize = n
-	case "node-id":
-		n, err := strconv.ParseUint(value, 10, 64)
-		if err != nil || n == 0 {
-			return fmt.Errorf("argument must be a positive integer")
-		}
-		c.NodeID = n
-	case "raft-addr":
-		c.RaftAddr = value
-	case "initial-cluster":
-		m, err := ParseCluster(value)
-		if err != nil {
-			return err
-		}
-		c.InitialCluster = m
-	case "join":
-		switch strings.ToLower(value) {
-		case "yes":
-			c.Join = true
-		case "no":
-			c.Join = false
-		default:
-			return fmt.Errorf("argument must be 'yes' or 'no'")
-		}
-	case "cluster-enabled":
-		switch strings.ToLower(value) {
-		case "yes":
-			c.ClusterEnabled = true
-		case "no":
-			c.ClusterEnabled = false
-		default:
-			return fmt.Errorf("argument must be 'yes' or 'no'")
-		}
-	case "cluster-shards":
-		return setInt(&c.ClusterShards, value, 1, 1024)
-	case "cluster-replicas":
-		return setInt(&c.ClusterReplicas, value, 0, 1024)
-	case "log-retain":
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || n < 0 {
-			return fmt.Errorf("argument must be a non-negative integer")
-		}
-		c.LogRetain = n
-	case "log-retain-bytes":
-		n, err := parseMemory(value)
-		if err != nil || n < 0 {
-			return fmt.Errorf("argument must be a memory value")
-		}
-		c.LogRetainBytes = n
-	case "client-output-buffer-limit":
-		return c.setOutputLimits(value)
-	case "busy-reply-threshold", "lua-time-limit":
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil {
-			return fmt.Errorf("argument couldn't be parsed into an integer")
-		}
-		if n < 0 {
-			return fmt.Errorf("argument must be between 0 and 9223372036854775807 inclusive")
-		}
-		c.LuaTimeLimit = n
-	case "slowlog-log-slower-than":
-		return setInt64(&c.SlowlogSlowerThan, value, -1)
-	case "slowlog-max-len":
-		return setInt64(&c.SlowlogMaxLen, value, 0)
-	case "latency-monitor-threshold":
-		return setInt64(&c.LatencyMonitorThreshold, value, 0)
-	case "latency-tracking":
-		switch strings.ToLower(value) {
-		case "yes":
-			c.LatencyTracking = true
-		case "no":
-			c.LatencyTracking = false
-		default:
-			return fmt.Errorf("argument must be 'yes' or 'no'")
-		}
-	case "latency-tracking-info-percentiles":
-		p, err := parsePercentiles(value)
-		if err != nil {
-			return err
-		}
-		c.LatencyPercentiles = p
-	case "notify-keyspace-events":
-		f, err := store.ParseNotifyFlags(value)
-		if err != nil {
-			return err
-		}
-		c.NotifyKeyspaceEvents = f
-	default:
-		return c.setTrust(strings.ToLower(name), value)
-	}
-	return nil
-}
-
-// Get returns a setting's value as CONFIG GET shows it; ok is false for an
-// unknown name.
-func (c *Config) Get(name string) (string, bool) {
-	switch name {
-	case "bind":
-		return c.Bind, true
-	case "port":
-		return strconv.Itoa(c.Port), true
-	case "dir":
-		return c.Dir, true
-	case "dbfilename":
-		return c.DBFilename, true
-	case "appendfsync":
-		return c.AppendFsync.String(), true
-	case "requirepass":
-		return c.RequirePass, true
-	case "databases":
-		return strconv.Itoa(c.Databases), true
-	case "maxclients":
-		return strconv.Itoa(c.MaxClients), true
-	case "proto-max-bulk-len":
-		return strconv.FormatInt(c.ProtoMaxBulkLen, 10), true
-	case "gomaxprocs":
-		return strconv.Itoa(c.GoMaxProcs), true
-	case "log-retain":
-		return strconv.FormatInt(c.LogRetain, 10), true
-	case "log-retain-bytes":
-		return strconv.FormatInt(c.LogRetainBytes, 10), true
-	case "busy-reply-threshold", "lua-time-limit":
-		return strconv.FormatInt(c.LuaTimeLimit, 10), true
-	case "cache-size":
-		return strconv.FormatInt(c.CacheSize, 10), true
-	case "meta-cache-size":
-		return strconv.FormatInt(c.MetaCacheSize, 10), true
-	case "node-id":
-		return strconv.FormatUint(c.NodeID, 10), true
-	case "raft-addr":
-		return c.RaftAddr, true
-	case "initial-cluster":
-		return FormatCluster(c.InitialCluster), true
-	case "cluster-enabled":
-		if c.ClusterEnabled {
-			return "yes", true
-		}
-		return "no", true
-	case "cluster-shards":
-		return strconv.Itoa(c.ClusterShards), true
-	case "cluster-replicas":
-		return strconv.Itoa(c.ClusterReplicas), true
-	case "join":
-		if c.Join {
-			return "yes", true
-		}
-		return "no", true
-	case "client-output-buffer-limit":
-		var parts []string
-		for i, l := range c.OutputLimits {
-			parts = append(parts, fmt.Sprintf("%s %d %d %d", bufferClasses[i], l.Hard, l.Soft, l.Seconds))
-		}
-		return strings.Join(parts, " "), true
-	case "notify-keyspace-events":
-		return c.NotifyKeyspaceEvents.String(), true
-	case "slowlog-log-slower-than":
-		return strconv.FormatInt(c.SlowlogSlowerThan, 10), true
-	case "slowlog-max-len":
-		return strconv.FormatInt(c.SlowlogMaxLen, 10), true
-	case "latency-monitor-threshold":
-		return strconv.FormatInt(c.LatencyMonitorThreshold, 10), true
-	case "latency-tracking":
-		if c.LatencyTracking {
-			return "yes", true
-		}
-		return "no", true
-	case "latency-tracking-info-percentiles":
-		parts := make([]string, len(c.LatencyPercentiles))
-		for i, p := range c.LatencyPercentiles {
-			parts[i] = formatPercentile(p)
-		}
-		return strings.Join(parts, " "), true
-	}
-	return c.getTrust(name)
+	c.NotApplied = nil
+	return c
 }
 
 // parsePercentiles reads latency-tracking-info-percentiles: numbers
@@ -391,17 +181,6 @@ func FormatCluster(m map[uint64]string) string {
 	return strings.Join(parts, ",")
 }
 
-// ConfigNames lists the settings in the order CONFIG GET * returns them.
-var ConfigNames = []string{"bind", "port", "dir", "dbfilename", "appendfsync", "requirepass", "databases",
-	"maxclients", "proto-max-bulk-len", "gomaxprocs", "log-retain", "log-retain-bytes", "cache-size", "meta-cache-size",
-	"node-id", "raft-addr", "initial-cluster", "join", "client-output-buffer-limit",
-	"busy-reply-threshold", "lua-time-limit", "notify-keyspace-events",
-	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking",
-	"latency-tracking-info-percentiles"}
-
-// configAliases maps old names to the name CONFIG REWRITE writes.
-var configAliases = map[string]string{"lua-time-limit": "busy-reply-threshold"}
-
 // setOutputLimits reads "<class> <hard> <soft> <seconds>"..., all or nothing.
 func (c *Config) setOutputLimits(value string) error {
 	f := strings.Fields(value)
@@ -433,20 +212,11 @@ func (c *Config) setOutputLimits(value string) error {
 	return nil
 }
 
-func setInt(dst *int, value string, lo, hi int) error {
-	n, err := strconv.Atoi(value)
-	if err != nil {
-		return fmt.Errorf("argument couldn't be parsed into an integer")
-	}
-	if n < lo || n > hi { // Redis's CONFIG SET wording
-		return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
-	}
-	*dst = n
-	return nil
-}
-
 // parseMemory reads a redis.conf memory value: 1024, 1k, 1kb, 1m, 1mb, 1g, 1gb.
 func parseMemory(s string) (int64, error) {
+	if strings.HasPrefix(s, "-") || s == "" {
+		return 0, fmt.Errorf("not a memory value") // memtoull refuses a sign
+	}
 	s = strings.ToLower(s)
 	mult := int64(1)
 	for _, u := range []struct {
@@ -462,116 +232,161 @@ func parseMemory(s string) (int64, error) {
 	return n * mult, err
 }
 
-// LoadFile reads a redis.conf-style file: one "name value..." per line, #
-// comments, quoted values.
+// LoadFile reads a redis.conf file, as redis-server does; the file is
+// the one CONFIG REWRITE updates.
 func (c *Config) LoadFile(path string) error {
 	if abs, err := filepath.Abs(path); err == nil {
-		c.File = abs // CONFIG REWRITE writes here
+		c.File = abs
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || text[0] == '#' {
-			continue
-		}
-		args, ok := resp.SplitArgs([]byte(text))
-		if !ok || len(args) < 2 {
-			return fmt.Errorf("%s:%d: bad directive %q", path, line, text)
-		}
-		parts := make([]string, len(args)-1)
-		for i, a := range args[1:] {
-			parts[i] = string(a)
-		}
-		if err := c.Set(string(args[0]), strings.Join(parts, " ")); err != nil {
-			return fmt.Errorf("%s:%d: %v", path, line, err)
-		}
-	}
-	return sc.Err()
+	return c.include(path)
 }
 
-// setInt64 parses an integer setting of at least lo, with Redis's errors.
-func setInt64(dst *int64, value string, lo int64) error {
-	n, err := strconv.ParseInt(value, 10, 64)
+// include reads a config file's lines (the include directive comes here).
+func (c *Config) include(path string) error {
+	if c.includes >= 16 { // a file that includes itself would never end
+		return fmt.Errorf("include nested more than 16 deep")
+	}
+	c.includes++
+	defer func() { c.includes-- }()
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("argument couldn't be parsed into an integer")
+		return fmt.Errorf("Fatal error, can't open config file '%s': %v", path, err)
 	}
-	if n < lo {
-		return fmt.Errorf("argument must be between %d and 9223372036854775807 inclusive", lo)
+	return c.LoadText(string(data), "configuration file")
+}
+
+// LoadText applies config lines: a file's, or the command line's turned
+// into lines. An error reads as redis-server's.
+func (c *Config) LoadText(text, source string) error {
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		args, ok := resp.SplitArgs([]byte(line))
+		err := fmt.Errorf("Unbalanced quotes in configuration line")
+		if ok {
+			if len(args) == 0 {
+				continue
+			}
+			words := make([]string, len(args))
+			for j, a := range args {
+				words[j] = string(a)
+			}
+			err = c.Directive(words)
+		}
+		if err != nil {
+			return fmt.Errorf("\n*** FATAL CONFIG FILE ERROR (basalt, Redis %s) ***\nReading the %s, at line %d\n>>> '%s'\n%v", RedisVersion, source, i+1, line, err)
+		}
 	}
-	*dst = n
 	return nil
 }
 
-// Trust settings (docs/replication.md, "What a node trusts"). The cluster
-// secret and TLS between nodes are given at start only, and CONFIG GET
-// does not show them.
+// fileDirectives are the directives a config file may hold that are not
+// parameters, with why basalt does not apply those it does not.
+var fileDirectives = map[string]string{
+	"user":       notACL,
+	"loadmodule": notModules,
+	"sentinel":   "basalt has no sentinel mode; it elects its leaders with Raft",
+	// config.c's deprecated directives, accepted silently.
+	"list-max-ziplist-entries": "",
+	"list-max-ziplist-value":   "",
+	"lua-replicate-commands":   "",
+}
 
-func init() { ConfigNames = append(ConfigNames, "protected-mode") }
+// Directive applies one config line's words, name first, as
+// loadServerConfigFromString does.
+func (c *Config) Directive(args []string) error {
+	name := strings.ToLower(args[0])
+	if p := lookupParam(name); p != nil {
+		if p.flags&multiArg == 0 && len(args) != 2 || len(args) < 2 {
+			return fmt.Errorf("wrong number of arguments")
+		}
+		return c.Set(name, strings.Join(args[1:], " "))
+	}
+	switch why, known := fileDirectives[name]; {
+	case name == "include" && len(args) == 2:
+		return c.include(args[1])
+	case name == "rename-command" && len(args) == 3:
+		return c.renameCommand(args[1], args[2])
+	case name == "sentinel":
+		return fmt.Errorf("sentinel directive while not in sentinel mode")
+	case known && why == "" && len(args) == 2:
+		return nil
+	case known && why != "" && len(args) >= 2:
+		c.notApplied(name)
+		return nil
+	case strings.Contains(name, "."): // a module's parameter
+		if len(args) < 2 {
+			return fmt.Errorf("Module config specified without value")
+		}
+		c.notApplied("loadmodule")
+		return nil
+	}
+	return fmt.Errorf("Bad directive or wrong number of arguments")
+}
+
+// renameCommand checks a rename-command line as Redis does; the server
+// renames at start (command.Rename).
+func (c *Config) renameCommand(from, to string) error {
+	renamed := map[string]string{} // names the earlier lines moved: old → new
+	for _, r := range c.RenameCommands {
+		renamed[r[0]], renamed[r[1]] = "", r[0]
+	}
+	exists := func(name string) bool {
+		if orig, ok := renamed[strings.ToLower(name)]; ok {
+			return orig != ""
+		}
+		return command.Lookup([]byte(name)) != nil
+	}
+	if !exists(from) {
+		return fmt.Errorf("No such command in rename-command")
+	}
+	if to != "" && exists(to) {
+		return fmt.Errorf("Target command name already exists")
+	}
+	c.RenameCommands = append(c.RenameCommands, [2]string{strings.ToLower(from), strings.ToLower(to)})
+	return nil
+}
+
+func (c *Config) notApplied(name string) {
+	if !slices.Contains(c.NotApplied, name) {
+		c.NotApplied = append(c.NotApplied, name)
+	}
+}
+
+// WhyNotApplied says why basalt does not apply a directive NotApplied lists.
+func WhyNotApplied(name string) string {
+	if p := lookupParam(name); p != nil {
+		return p.unused
+	}
+	return fileDirectives[name]
+}
+
+// Trust settings (docs/replication.md, "What a node trusts"): the cluster
+// secret and TLS between nodes are given at start only, and CONFIG GET
+// does not show the secret.
 
 // minSecret is the shortest cluster secret accepted: a handshake seen on
 // the network lets one guess a secret offline.
 const minSecret = 16
 
-func (c *Config) setTrust(name, value string) error {
-	switch name {
-	case "protected-mode":
-		return setYesNo(&c.ProtectedMode, value)
-	case "cluster-secret":
-		if len(value) < minSecret {
-			return fmt.Errorf("the cluster secret must be at least %d characters", minSecret)
-		}
-		c.ClusterSecret = value
-	case "cluster-secret-file":
-		b, err := os.ReadFile(value)
-		if err != nil {
-			return err
-		}
-		if err := c.setTrust("cluster-secret", strings.TrimSpace(string(b))); err != nil {
-			return fmt.Errorf("%s: %v", value, err)
-		}
-		c.SecretFile = value
-	case "tls-cluster", "tls-replication":
-		return setYesNo(&c.TLSCluster, value)
-	case "tls-cert-file":
-		c.TLSCertFile = value
-	case "tls-key-file":
-		c.TLSKeyFile = value
-	case "tls-ca-cert-file":
-		c.TLSCAFile = value
-	default:
-		return fmt.Errorf("unknown option '%s'", name)
+func setClusterSecret(c *Config, value string) error {
+	if len(value) < minSecret {
+		return fmt.Errorf("the cluster secret must be at least %d characters", minSecret)
 	}
+	c.ClusterSecret = value
 	return nil
 }
 
-func (c *Config) getTrust(name string) (string, bool) {
-	switch name {
-	case "protected-mode":
-		return yesNo(c.ProtectedMode), true
+func setClusterSecretFile(c *Config, value string) error {
+	b, err := os.ReadFile(value)
+	if err != nil {
+		return err
 	}
-	return "", false
-}
-
-func setYesNo(dst *bool, value string) error {
-	switch strings.ToLower(value) {
-	case "yes":
-		*dst = true
-	case "no":
-		*dst = false
-	default:
-		return fmt.Errorf("argument must be 'yes' or 'no'")
+	if err := setClusterSecret(c, strings.TrimSpace(string(b))); err != nil {
+		return fmt.Errorf("%s: %v", value, err)
 	}
+	c.SecretFile = value
 	return nil
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }

@@ -3,7 +3,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -24,7 +23,7 @@ import (
 type Server struct {
 	mu  sync.Mutex
 	cfg Config
-	ln  net.Listener
+	lns []net.Listener // listen.go
 	// shards are the Raft groups this node serves (shards.go): one
 	// without cluster mode; with it, each serves the slots topo gives it,
 	// and slotShard maps each slot to its shard.
@@ -49,6 +48,8 @@ type Server struct {
 	errors          errorStats     // total_error_replies, INFO errorstats
 	monitors        monitors       // MONITOR (monitor.go)
 	failingOver     atomic.Bool    // a FAILOVER's transfer is under way (failover.go)
+	idleTimeout     atomic.Int64   // timeout, seconds (listen.go)
+	keepAlive       atomic.Int64   // tcp-keepalive, seconds
 	saving          saveState      // SAVE and BGSAVE (save.go)
 	nextID          atomic.Int64
 	wg              sync.WaitGroup
@@ -62,8 +63,6 @@ type Stats struct {
 	Rejected       atomic.Int64
 	Commands       atomic.Int64
 	ExpiredKeys    atomic.Int64
-	KeyspaceHits   atomic.Int64
-	KeyspaceMisses atomic.Int64
 	NetInput       atomic.Int64
 	NetOutput      atomic.Int64
 	NetReplOutput  atomic.Int64 // snapshots sent to SYNC (sync.go)
@@ -73,6 +72,12 @@ type Stats struct {
 
 // New opens the data directory and prepares a server; Serve starts it.
 func New(cfg Config) (*Server, error) {
+	boundCaches(&cfg)
+	for _, r := range cfg.RenameCommands {
+		if err := command.Rename(r[0], r[1]); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkRaftTrust(cfg); err != nil {
 		return nil, err
 	}
@@ -83,13 +88,19 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	fds, err := planDescriptors(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxClients = fds.maxClients
 	hub := newHub(cfg.OutputLimits[pubsubClass])
 	sc := shardConfig(cfg)
 	sc.ServerTLS, sc.ClientTLS = serverTLS, clientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
+	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published
-	shards, topo, host, err := openShards(cfg, sc, func(st *store.Store) {
+	shards, topo, host, err := openShards(cfg, sc, fds.storeFiles, func(st *store.Store) {
 		st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
 	})
 	if err != nil {
@@ -117,6 +128,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.tracker = newTracker(s)
 	s.applyOpsConfig(cfg)
+	s.applyNetConfig(cfg)
 	// One server a process: scripts' calls are told to this one.
 	command.ScriptCallHook = s.scriptCalled
 	command.ScriptRefusedHook = s.scriptRefused
@@ -137,7 +149,7 @@ func shardConfig(cfg Config) shard.Config {
 		ID:             max(cfg.NodeID, 1),
 		RaftAddr:       cfg.RaftAddr,
 		Join:           cfg.Join,
-		Advertise:      net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port)),
+		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(cfg.Port)),
 		RaftDir:        filepath.Join(cfg.Dir, "raft"),
 		Fsync:          cfg.AppendFsync,
 		LogRetain:      uint64(cfg.LogRetain),
@@ -152,70 +164,6 @@ func shardConfig(cfg Config) shard.Config {
 		}
 	}
 	return sc
-}
-
-// Listen binds the configured address.
-func (s *Server) Listen() error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.Port)))
-	if err != nil {
-		return err
-	}
-	s.ln = ln
-	return nil
-}
-
-// Addr is the address the server listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
-// Serve accepts clients until Close.
-func (s *Server) Serve() error {
-	go s.expireLoop()
-	if s.host != nil {
-		go s.balanceLeaders()
-	}
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			select {
-			case <-s.closed:
-				return nil
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		s.mu.Lock()
-		full := len(s.clients) >= s.cfg.MaxClients
-		s.mu.Unlock()
-		if full {
-			s.Stats.Rejected.Add(1)
-			nc.Write([]byte("-ERR max number of clients reached\r\n"))
-			nc.Close()
-			continue
-		}
-		if s.protectedRefuses(nc) {
-			s.Stats.Rejected.Add(1)
-			nc.Write([]byte(errProtected))
-			nc.Close()
-			continue
-		}
-		c := newClient(s, nc)
-		s.mu.Lock()
-		s.clients[c.id] = c
-		s.mu.Unlock()
-		s.Stats.Connections.Add(1)
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			c.serve()
-			s.mu.Lock()
-			delete(s.clients, c.id)
-			s.mu.Unlock()
-		}()
-	}
 }
 
 // errProtected is Redis 7.0's answer to a client protected mode refuses.
@@ -249,9 +197,7 @@ func (s *Server) Close() error {
 	}
 	close(s.closed)
 	s.requestShutdown()
-	if s.ln != nil {
-		s.ln.Close()
-	}
+	s.closeListeners()
 	s.mu.Lock()
 	for _, c := range s.clients {
 		c.nc.Close()

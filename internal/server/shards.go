@@ -30,9 +30,10 @@ import (
 // nodes, with MOVED between them, come later (docs/cluster.md).
 
 // openShards opens the node's stores and starts their groups; prepare is
-// called on each store before its group starts. In a cluster of several
-// nodes the groups share one transport, the host's.
-func openShards(cfg Config, sc shard.Config, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
+// called on each store before its group starts; storeFiles bounds the
+// files the stores keep open, together. In a cluster of several nodes the
+// groups share one transport, the host's.
+func openShards(cfg Config, sc shard.Config, storeFiles int, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
 	topoPath := filepath.Join(cfg.Dir, "topology.json")
 	_, statErr := os.Stat(topoPath)
 	hasTopology := statErr == nil
@@ -40,7 +41,7 @@ func openShards(cfg Config, sc shard.Config, prepare func(*store.Store)) ([]*sha
 		if hasTopology {
 			return nil, nil, nil, fmt.Errorf("%s holds a cluster node's data (%s): start it with --cluster-enabled yes", cfg.Dir, topoPath)
 		}
-		sh, err := openShard(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize)}, sc, prepare)
+		sh, err := openShard(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize), MaxOpenFiles: storeFiles}, sc, prepare)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -77,7 +78,8 @@ func openShards(cfg Config, sc shard.Config, prepare func(*store.Store)) ([]*sha
 				c.Peers[transport.ReplicaID(uint32(ts.Index), id)] = topo.Node(id).RaftAddr
 			}
 		}
-		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: meta, Slots: ts.Slots}, c, prepare)
+		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: meta, Slots: ts.Slots,
+			MaxOpenFiles: max(storeFiles/int(n), minStoreFiles)}, c, prepare)
 		if err != nil {
 			closeShards(shards, host)
 			return nil, nil, nil, fmt.Errorf("shard %d: %w", ts.Index, err)

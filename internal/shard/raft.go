@@ -442,6 +442,7 @@ func (n *node) handleReady(rd raft.Ready) error {
 	}
 	if sync {
 		n.s.Stats.Syncs.Add(1)
+		n.s.Stats.SyncSeconds.Observe(time.Since(start).Seconds())
 	}
 	if n.tr != nil {
 		n.tr.Send(rd.Messages) // a MsgSnap's outcome comes back on snapc
@@ -460,6 +461,7 @@ func (n *node) handleReady(rd raft.Ready) error {
 		n.s.events <- event{snapshot: true}
 	}
 	if rd.SoftState != nil {
+		n.logLeader(rd.SoftState)
 		n.s.leader.Store(rd.SoftState.Lead)
 		if rd.SoftState.RaftState == raft.StateLeader {
 			n.s.leadTerm.Store(n.rn.BasicStatus().Term)
@@ -473,6 +475,26 @@ func (n *node) handleReady(rd raft.Ready) error {
 	}
 	n.rn.Advance(rd)
 	return nil
+}
+
+// logLeader logs a change of leader at notice level (a group without one
+// at warning): an operator follows elections in the log.
+func (n *node) logLeader(ss *raft.SoftState) {
+	prev := n.s.leader.Load()
+	if ss.Lead == prev {
+		return
+	}
+	term := n.rn.BasicStatus().Term
+	switch {
+	case ss.Lead == 0:
+		slog.Warn("raft: no leader", "node", n.s.cfg.ID, "previous", prev, "term", term, "role", ss.RaftState.String())
+	case ss.Lead == n.s.cfg.ID:
+		n.s.Stats.LeaderChanges.Add(1)
+		slog.Info("raft: elected leader", "node", n.s.cfg.ID, "term", term, "previous", prev)
+	default:
+		n.s.Stats.LeaderChanges.Add(1)
+		slog.Info("raft: leader changed", "node", n.s.cfg.ID, "leader", ss.Lead, "term", term, "previous", prev)
+	}
 }
 
 // applyConf applies committed membership changes to raft and to the
@@ -509,6 +531,7 @@ func (n *node) applyConf(ents []raftpb.Entry) (added bool) {
 			}
 		}
 		n.loneFast.Store(n.lone())
+		slog.Info("raft: membership changed", "change", cc.Type.String(), "member", cc.NodeID, "addr", addr, "index", e.Index, "voters", len(cs.Voters), "learners", len(cs.Learners))
 		if len(n.confs) > 0 {
 			n.confs[0].done <- nil
 			n.confs = n.confs[1:]

@@ -220,6 +220,7 @@ type Shard struct {
 	done      chan struct{}
 	failed    atomic.Bool
 	halted    atomic.Bool // Halt: nothing more is logged
+	diskFull  atomic.Bool // writes refused for want of space (disk.go)
 
 	Stats Stats
 }
@@ -240,6 +241,12 @@ type Stats struct {
 	Groups  atomic.Int64
 	Syncs   atomic.Int64
 	LastErr atomic.Pointer[error]
+	// Raft's events, for /metrics: leaders this node has seen elected,
+	// snapshots it streamed to followers and installed from a leader.
+	LeaderChanges, SnapshotsSent, SnapshotsReceived atomic.Int64
+	// SyncSeconds is the log's sync latency; GroupRecords the records
+	// each group commit carried.
+	SyncSeconds, GroupRecords *Histogram
 }
 
 // maxGroup bounds how many records share one entry.
@@ -299,6 +306,7 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 		done:      make(chan struct{}),
 		compacted: applied,
 	}
+	s.Stats.SyncSeconds, s.Stats.GroupRecords = newHistogram(syncBounds...), newHistogram(groupBounds...)
 	s.applied.Store(applied)
 	ch := make(chan struct{})
 	s.appliedC.Store(&ch)
@@ -311,6 +319,7 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 	go n.run()
 	go s.loop()
 	go s.syncer()
+	go s.watchDisk()
 	return s, nil
 }
 
@@ -551,10 +560,16 @@ func (s *Shard) Transport() *transport.Transport { return s.node.tr }
 // Propose queues p. The caller waits on p.Done.
 func (s *Shard) Propose(p *Proposal) error {
 	if s.failed.Load() {
+		if cause := s.Stats.LastErr.Load(); cause != nil {
+			return fmt.Errorf("%w: %v", ErrFailed, *cause)
+		}
 		return ErrFailed
 	}
 	if s.halted.Load() {
 		return ErrClosed
+	}
+	if s.diskFull.Load() {
+		return ErrDiskFull
 	}
 	if !s.IsLeader() {
 		return &NotLeaderError{Leader: s.Leader()}
@@ -705,6 +720,11 @@ func ErrorReply(err error) string {
 		return "ERR " + err.Error()
 	case errors.Is(err, ErrClosed):
 		return "ERR server is shutting down"
+	case errors.Is(err, ErrDiskFull):
+		return err.Error() // MISCONF
+	case errors.Is(err, ErrFailed):
+		// Redis's reply after a failed AOF write, with the cause.
+		return "MISCONF " + err.Error()
 	}
 	return "ERR " + err.Error()
 }
@@ -949,6 +969,7 @@ func (s *Shard) commitPending(index, term uint64) {
 		return
 	}
 	s.Stats.Records.Add(int64(p.records))
+	s.Stats.GroupRecords.Observe(float64(p.records))
 	for _, pr := range p.done {
 		pr.Done <- struct{}{}
 	}
@@ -1115,8 +1136,10 @@ func (s *Shard) syncer() {
 		case <-t.C:
 			s.snaps.expire(snapIdle)
 			if Fsync(s.fsync.Load()) == FsyncEverySec {
+				start := time.Now()
 				if err := s.node.log.Sync(); err == nil {
 					s.Stats.Syncs.Add(1)
+					s.Stats.SyncSeconds.Observe(time.Since(start).Seconds())
 				}
 			}
 		}

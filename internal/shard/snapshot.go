@@ -185,6 +185,7 @@ func (s *Shard) streamSnapshot(m raftpb.Message, w io.Writer) error {
 		slog.Warn("sending a raft snapshot", "to", m.To, "index", m.Snapshot.Metadata.Index, "bytes", n, "err", err)
 		return err
 	}
+	s.Stats.SnapshotsSent.Add(1)
 	slog.Info("streamed a raft snapshot", "to", m.To, "index", m.Snapshot.Metadata.Index, "bytes", n, "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -234,6 +235,7 @@ func (s *Shard) receiveSnapshot(m raftpb.Message, r io.Reader) error {
 	if err := syncDir(s.snapRoot()); err != nil {
 		return err
 	}
+	s.Stats.SnapshotsReceived.Add(1)
 	slog.Info("received a raft snapshot", "index", idx, "entries", n, "took", time.Since(start).Round(time.Millisecond))
 	crashPoint("snapshot-received")
 	return nil

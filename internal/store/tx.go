@@ -710,7 +710,13 @@ func (t *Tx) Lookup(key []byte) (Meta, bool) {
 		if t.keyMiss {
 			t.Notify(NotifyKeyMiss, "keymiss", key)
 		}
+		if t.b == nil {
+			t.st.Misses.Add(1)
+		}
 		return Meta{}, false
+	}
+	if t.b == nil {
+		t.st.Hits.Add(1)
 	}
 	if t.Touching && t.slotStale {
 		t.st.Touch(t.DB, key, t.Now)
