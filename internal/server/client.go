@@ -343,6 +343,11 @@ func (c *Client) dispatch(argv [][]byte) {
 	if errReply != "" {
 		c.rejected = refusedKind(cmd, argv)
 		c.rejectInMulti()
+		if cmd.Name == "exec" {
+			// Redis discards the transaction, and says why.
+			c.endMulti()
+			errReply = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errReply, "ERR ")
+		}
 		c.reply().Error(errReply)
 		return
 	}
