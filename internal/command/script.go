@@ -390,3 +390,17 @@ func killRunning(c *Ctx) {
 	}
 	c.W.OK()
 }
+
+// clusterDisabled refuses CLUSTER called from a script with Redis's error
+// when it has no cluster support (a lone basalt has no CLUSTER command):
+// CLUSTER RESET is refused to scripts, the other subcommands say that
+// cluster support is disabled.
+func clusterDisabled(argv [][]byte) string {
+	if len(argv) < 2 {
+		return "Wrong number of args calling Redis command from script"
+	}
+	if strings.EqualFold(string(argv[1]), "reset") {
+		return "This Redis command is not allowed from script"
+	}
+	return "This instance has cluster support disabled"
+}
