@@ -33,6 +33,7 @@ type Client struct {
 	closing            bool // close after the replies are written (QUIT, protocol error)
 	replyOff, skipNext bool
 	skipping           bool // this command's reply is dropped (CLIENT REPLY SKIP)
+	pushing            bool // this command's reply is pub/sub confirmations, which muting keeps
 	inExec             bool // EXEC runs the queued connection commands (BGSAVE answers "scheduled")
 
 	// state mirrors db, proto and MULTI for CLIENT LIST, which other

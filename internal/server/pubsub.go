@@ -326,8 +326,10 @@ func (c *Client) flushQueued() bool {
 // orderedOutput commits the buffered replies before something that must
 // follow them on the socket (a confirmation, a message to oneself). Inside
 // EXEC or with replies muted the buffer is not final yet and stays put.
+// Confirmations are never muted (Client.pushing).
 func (c *Client) orderedOutput() {
-	if c.sub != nil && !c.execing && !c.replyOff && !c.skipping {
+	muted := (c.replyOff || c.skipping) && !c.pushing
+	if c.sub != nil && !c.execing && !muted {
 		c.sub.commit(c.out)
 	}
 }
@@ -433,6 +435,7 @@ func confirm(w *resp.Writer, typ string, name []byte, count int) {
 
 func (c *Client) subscribe(kind int, names [][]byte) {
 	w := c.reply()
+	c.pushing = true
 	s := c.ensureSub()
 	h := c.srv.hub
 	h.mu.Lock()
@@ -461,6 +464,7 @@ func (c *Client) unsubscribe(kind int, names [][]byte, notify bool) {
 	var w *resp.Writer
 	if notify {
 		w = c.reply()
+		c.pushing = true
 	}
 	s := c.sub
 	h := c.srv.hub

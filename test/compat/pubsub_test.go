@@ -187,6 +187,34 @@ func TestPubSub(t *testing.T) {
 		sub.Do("PING")
 	})
 
+	// With CLIENT REPLY OFF or SKIP, Redis still sends (un)subscribe
+	// confirmations, as it sends messages; other replies are dropped.
+	t.Run("MutedConfirmations", func(t *testing.T) {
+		for _, proto := range []int{2, 3} {
+			sub, pub := p.conn(t), p.conn(t)
+			sub.Proto(proto)
+			send := func(args ...string) {
+				sub.Want.Send(testutil.Command(args...))
+				sub.Got.Send(testutil.Command(args...))
+			}
+			send("CLIENT", "REPLY", "OFF")
+			psDo(t, sub, 1, false, "SUBSCRIBE", "ch")
+			psDo(t, sub, 1, false, "PSUBSCRIBE", "c*")
+			send("PING")
+			pub.Do("PUBLISH", "ch", "hello")
+			psRead(t, sub, 2, false, "PUBLISH", "ch", "hello")
+			psDo(t, sub, 1, false, "UNSUBSCRIBE", "ch")
+			psDo(t, sub, 1, false, "PUNSUBSCRIBE")
+			send("CLIENT", "REPLY", "ON")
+			sub.Want.Read() // its OK
+			sub.Got.Read()
+			send("CLIENT", "REPLY", "SKIP")
+			psDo(t, sub, 1, false, "SUBSCRIBE", "x")
+			psDo(t, sub, 1, false, "UNSUBSCRIBE", "x")
+			sub.Do("PING", "marker") // nothing else was sent
+		}
+	})
+
 	t.Run("Transactions", func(t *testing.T) {
 		d := p.conn(t)
 		d.Run(`
