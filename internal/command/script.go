@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"basalt/internal/num"
 
@@ -404,3 +405,41 @@ func clusterDisabled(argv [][]byte) string {
 	}
 	return "This instance has cluster support disabled"
 }
+
+// PublishReceivers counts the subscribers of this node that a message on
+// channel reaches now (the server's hub): PUBLISH from a script answers it.
+var PublishReceivers func(channel []byte) int
+
+// publish is PUBLISH called from a script. The message goes out when the
+// script's record commits, on every node that applies it, as a PUBLISH
+// record does in a cluster. Its count is the leader's: the leader applying
+// the record for its client counts its subscribers and keeps the count in
+// the record (Record.Published), so that a follower or a replay answers
+// the script the same and a script that branches on it writes the same.
+func (e *luaEnv) publish(argv [][]byte) string {
+	c := e.c
+	if e.readOnly || !c.Tx.Writable() || c.rec == nil {
+		return "Write commands are not allowed from read-only scripts."
+	}
+	var n int64
+	if rec := c.rec; c.live {
+		if PublishReceivers != nil {
+			n = int64(PublishReceivers(argv[1]))
+		}
+		rec.Published = append(rec.Published, n)
+	} else if len(rec.Published) > 0 {
+		n, rec.Published = rec.Published[0], rec.Published[1:]
+	}
+	// A node catching up on old records has no subscriber that was there.
+	if time.Now().UnixMilli()-c.rec.Time < publishMaxAge {
+		c.Tx.Publish(argv[1], argv[2], nil)
+	}
+	e.w.Reset()
+	e.w.Proto = e.resp
+	e.w.Int(n)
+	return ""
+}
+
+// publishMaxAge is how old a record's message may be and still be
+// delivered (as shard.Publish does for PUBLISH records).
+const publishMaxAge = 5000 // ms

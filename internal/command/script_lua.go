@@ -826,6 +826,9 @@ func (e *luaEnv) exec(argv [][]byte) string {
 		}
 		flags |= sub.Flags
 	}
+	if cmd.Name == "publish" {
+		return e.publish(argv)
+	}
 	if flags&NoScript != 0 || cmd.Run == nil && cmd.Name != "select" {
 		return "This Redis command is not allowed from script"
 	}

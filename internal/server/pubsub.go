@@ -134,6 +134,23 @@ func (h *Hub) publishLocked(kind int, channel, message []byte) int {
 	return n
 }
 
+// receivers counts the subscribers that a message on channel would reach
+// now, as Publish would count them (PUBLISH from a script).
+func (h *Hub) receivers(channel []byte) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	if set := h.subs[kindChannel][string(channel)]; set != nil {
+		n = len(set.subs)
+	}
+	for _, set := range h.subs[kindPattern] {
+		if glob.Match(set.name, channel, false) {
+			n += len(set.subs)
+		}
+	}
+	return n
+}
+
 // encodeMessage returns the message for a client of protocol proto,
 // encoding it once per protocol into enc.
 func encodeMessage(enc *[2][]byte, proto int, typ string, pattern, channel, message []byte) []byte {

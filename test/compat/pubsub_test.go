@@ -215,6 +215,31 @@ func TestPubSub(t *testing.T) {
 		}
 	})
 
+	// PUBLISH from a script (Redis allows it; read-only scripts may not).
+	// The count is the leader's subscribers (docs/compatibility.md):
+	// through a follower only the messages compare.
+	t.Run("Scripts", func(t *testing.T) {
+		sub, d := p.conn(t), p.diff(t)
+		psDo(t, sub, 1, false, "SUBSCRIBE", "ch")
+		if testutil.ClusterMode() > 1 {
+			d.Got.Do("EVAL", "return redis.call('publish', 'ch', 'from script')", "0")
+			d.Want.Do("EVAL", "return redis.call('publish', 'ch', 'from script')", "0")
+		} else {
+			d.Run(`
+				EVAL "return {redis.call('publish', 'ch', 'from script'), redis.call('publish', 'none', 'x')}" 0
+			`)
+		}
+		psRead(t, sub, 1, false, "EVAL PUBLISH")
+		d.Run(`
+			EVAL_RO "return redis.call('publish', 'ch', 'x')" 0
+			EVAL "#!lua flags=no-writes\nreturn redis.call('publish', 'ch', 'x')" 0
+			EVAL "return redis.call('publish', 'ch')" 0
+			EVAL "redis.call('set', 'k', 'v') redis.call('publish', 'ch', 'after a write') return redis.call('get', 'k')" 0
+		`)
+		psRead(t, sub, 1, false, "EVAL PUBLISH after a write")
+		sub.Do("PING") // nothing else came
+	})
+
 	t.Run("Transactions", func(t *testing.T) {
 		d := p.conn(t)
 		d.Run(`
