@@ -5,8 +5,10 @@
 # Debian and CI cannot fetch them. Give it a Redis source tree at tag 7.0.15
 # (runtest and tests/ are enough):
 #
-#   scripts/redis-suite.sh [--lenient-config] /path/to/redis [unit ...]
+#   scripts/redis-suite.sh [--lenient-config] [--against-redis] /path/to/redis [unit ...]
 #
+# --against-redis runs the same against Debian's redis-server instead, for
+# the counts basalt is measured by.
 # --lenient-config runs a patched copy of the suite in which a CONFIG SET
 # that basalt refuses as unknown or immutable (the encoding thresholds
 # such as hash-max-ziplist-entries, save) answers OK, so that the units
@@ -18,12 +20,16 @@
 # replication, SAVE, maxmemory, ...). Each unit's full output is kept in
 # $REDIS_SUITE_LOGS if set.
 set -uo pipefail
-lenient=0
-if [ "${1:-}" = --lenient-config ]; then
-	lenient=1
+lenient=0 server=basalt
+while [ $# -gt 0 ]; do
+	case $1 in
+	--lenient-config) lenient=1 ;;
+	--against-redis) server=redis-server ;;
+	*) break ;;
+	esac
 	shift
-fi
-tree=${1:?usage: redis-suite.sh [--lenient-config] REDIS_TREE [unit ...]}
+done
+tree=${1:?usage: redis-suite.sh [--lenient-config] [--against-redis] REDIS_TREE [unit ...]}
 shift
 tree=$(cd "$tree" && pwd)
 cd "$(dirname "$0")/.."
@@ -62,7 +68,12 @@ TCL
 	grep -q lenient_call "$tree/tests/test_helper.tcl" || { echo "could not patch test_helper.tcl"; exit 1; }
 fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$work/basalt" --port "$port" --dir "$work/data" >"$work/basalt.log" 2>&1 &
+if [ $server = basalt ]; then
+	"$work/basalt" --port "$port" --dir "$work/data" >"$work/server.log" 2>&1 &
+else
+	mkdir "$work/data"
+	redis-server --port "$port" --dir "$work/data" --save '' >"$work/server.log" 2>&1 &
+fi
 pid=$!
 for _ in $(seq 100); do
 	redis-cli -p "$port" ping >/dev/null 2>&1 && break
@@ -86,7 +97,7 @@ for u in "${units[@]}"; do
 	grep '^\[err\]\|^\[exception\]\|^\[TIMEOUT\]' "$out" | sed 's/^/    /' | head -40
 	total_ok=$((total_ok + ok)) total_err=$((total_err + err))
 	if ! kill -0 "$pid" 2>/dev/null; then
-		echo "basalt exited; log tail:"; tail -20 "$work/basalt.log"; exit 1
+		echo "$server exited; log tail:"; tail -20 "$work/server.log"; exit 1
 	fi
 done
 printf '%-22s %5d ok %4d err\n' total "$total_ok" "$total_err"

@@ -87,6 +87,14 @@ var scripts = struct {
 	byBody map[string]*script // the same scripts by body: EVALSHA runs as EVAL, and a map lookup costs less than a SHA1
 }{m: map[string]*script{}, byBody: map[string]*script{}}
 
+// CachedScripts is the number of scripts in the cache (INFO's
+// number_of_cached_scripts).
+func CachedScripts() int {
+	scripts.Lock()
+	defer scripts.Unlock()
+	return len(scripts.m)
+}
+
 // SHA1Hex is the hex SHA1 of b, the name of a script.
 func SHA1Hex(b []byte) string {
 	sum := sha1.Sum(b)

@@ -199,7 +199,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("total_system_memory_human", humanBytes(totalMemory()))
 		add("used_memory_lua", 0)
 		add("used_memory_scripts", 0)
-		add("number_of_cached_scripts", 0)
+		add("number_of_cached_scripts", command.CachedScripts())
 		add("maxmemory", 0)
 		add("maxmemory_human", "0B")
 		add("maxmemory_policy", "noeviction")

@@ -337,6 +337,22 @@ func TestScripting(t *testing.T) {
 
 	t.Run("Cache", func(t *testing.T) {
 		d := p.diff(t)
+		// INFO counts the cached scripts, EVAL's too. (Through a follower
+		// SCRIPT LOAD and EVAL go to the leader, whose cache they fill.)
+		d.Do("SCRIPT", "FLUSH")
+		for i := range 5 {
+			d.Do("SCRIPT", "LOAD", "return "+strconv.Itoa(i))
+		}
+		d.Do("EVAL", "return 'x'", "0")
+		for _, n := range []int64{6, 0} {
+			if testutil.ClusterMode() > 1 {
+				break
+			}
+			if w, g := infoField(t, d.Want, "memory", "number_of_cached_scripts"), infoField(t, d.Got, "memory", "number_of_cached_scripts"); w != n || g != n {
+				t.Errorf("number_of_cached_scripts: redis %d, basalt %d, want %d", w, g, n)
+			}
+			d.Do("SCRIPT", "FLUSH", "ASYNC")
+		}
 		d.Run(`
 			SCRIPT FLUSH
 			EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0
