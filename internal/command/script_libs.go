@@ -29,9 +29,10 @@ var cjsonNull = &lua.LUserData{}
 type cjsonConfig struct {
 	encodeMaxDepth, decodeMaxDepth int
 	invalidNumbers                 lua.LValue // false, true or "null": NaN and Inf when encoding
+	keepBuffer                     lua.LValue // a detail of the C library: changes nothing here
 }
 
-var cjsonDefaults = cjsonConfig{encodeMaxDepth: 1000, decodeMaxDepth: 1000, invalidNumbers: lua.LFalse}
+var cjsonDefaults = cjsonConfig{encodeMaxDepth: 1000, decodeMaxDepth: 1000, invalidNumbers: lua.LFalse, keepBuffer: lua.LTrue}
 
 func openCjson(L *lua.LState, cfg *cjsonConfig) *lua.LTable {
 	*cfg = cjsonDefaults
@@ -54,22 +55,17 @@ func openCjson(L *lua.LState, cfg *cjsonConfig) *lua.LTable {
 	}
 	t.RawSetString("encode_max_depth", depth("encode_max_depth", &cfg.encodeMaxDepth))
 	t.RawSetString("decode_max_depth", depth("decode_max_depth", &cfg.decodeMaxDepth))
-	t.RawSetString("encode_invalid_numbers", L.NewFunction(func(L *lua.LState) int {
-		if L.GetTop() > 0 {
-			cfg.invalidNumbers = cjsonOption(L, "encode_invalid_numbers", "null")
-		}
-		L.Push(cfg.invalidNumbers)
-		return 1
-	}))
-	// The buffer is a detail of the C library: the setting changes nothing.
-	keep := lua.LValue(lua.LTrue)
-	t.RawSetString("encode_keep_buffer", L.NewFunction(func(L *lua.LState) int {
-		if L.GetTop() > 0 {
-			keep = cjsonOption(L, "encode_keep_buffer", "")
-		}
-		L.Push(keep)
-		return 1
-	}))
+	option := func(name, extra string, v *lua.LValue) *lua.LFunction {
+		return L.NewFunction(func(L *lua.LState) int {
+			if L.GetTop() > 0 {
+				*v = cjsonOption(L, name, extra)
+			}
+			L.Push(*v)
+			return 1
+		})
+	}
+	t.RawSetString("encode_invalid_numbers", option("encode_invalid_numbers", "null", &cfg.invalidNumbers))
+	t.RawSetString("encode_keep_buffer", option("encode_keep_buffer", "", &cfg.keepBuffer))
 	return t
 }
 
