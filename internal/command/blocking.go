@@ -2,9 +2,12 @@ package command
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"basalt/internal/store"
 )
 
 // The blocking commands. Each runs like its non-blocking twin; when it
@@ -97,12 +100,50 @@ func nothing(c *Ctx, keys [][]byte, nullArray bool) {
 	}
 }
 
+// servable returns the keys a blocked call may be served from. When a
+// write wakes it, Redis serves it only from a key of the type it waits for
+// and leaves it blocked on one that now holds another type; the first call
+// answers WRONGTYPE instead.
+func servable(c *Ctx, keys [][]byte, typ store.Type) [][]byte {
+	if !c.Retried() {
+		return keys
+	}
+	prev := c.Tx.KeyMiss(false)
+	defer c.Tx.KeyMiss(prev)
+	var out [][]byte
+	for _, key := range keys {
+		if m, ok := c.Tx.Lookup(key); !ok || m.Type == typ {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// popServable runs pop on the keys the call may be served from. A retry
+// served from fewer keys than it names (keys are c.Args[first:], numkeys
+// at c.Args[numkeysAt] if not 0) is rewritten in the record to name only
+// those, so that the log replays what it did rather than a WRONGTYPE.
+func popServable(c *Ctx, first, numkeysAt int, keys [][]byte, typ store.Type, pop func(keys [][]byte) bool) bool {
+	from := servable(c, keys, typ)
+	if !pop(from) {
+		return false
+	}
+	if len(from) != len(keys) {
+		argv := append(append(slices.Clone(c.Args[:first]), from...), c.Args[first+len(keys):]...)
+		if numkeysAt > 0 {
+			argv[numkeysAt] = strconv.AppendInt(nil, int64(len(from)), 10)
+		}
+		c.rec.Cmds[0], c.Args = argv, argv
+	}
+	return true
+}
+
 func cmdBPop(c *Ctx, left bool) {
 	if !timeoutOK(c) {
 		return
 	}
 	keys := c.Args[1 : len(c.Args)-1]
-	if !listPopFirst(c.Tx, keys, left, 0, c.W) {
+	if !popServable(c, 1, 0, keys, store.TypeList, func(keys [][]byte) bool { return listPopFirst(c.Tx, keys, left, 0, c.W) }) {
 		nothing(c, keys, true)
 	}
 }
@@ -114,20 +155,22 @@ func cmdBLMove(c *Ctx) {
 		c.W.Error(ErrSyntax)
 		return
 	}
-	if timeoutOK(c) && !listMove(c.Tx, c.Args[1], c.Args[2], from, to, c.W) {
-		nothing(c, c.Args[1:2], false)
-	}
+	blockingMove(c, from, to)
 }
 
-func cmdBRPopLPush(c *Ctx) {
-	if timeoutOK(c) && !listMove(c.Tx, c.Args[1], c.Args[2], false, true, c.W) {
+func cmdBRPopLPush(c *Ctx) { blockingMove(c, false, true) }
+
+// blockingMove is BLMOVE and BRPOPLPUSH: a source of another type is
+// servable only on the first call (which answers WRONGTYPE).
+func blockingMove(c *Ctx, from, to bool) {
+	if timeoutOK(c) && (len(servable(c, c.Args[1:2], store.TypeList)) == 0 || !listMove(c.Tx, c.Args[1], c.Args[2], from, to, c.W)) {
 		nothing(c, c.Args[1:2], false)
 	}
 }
 
 func cmdBLMPop(c *Ctx) {
 	keys, left, count, ok := parseMPop(c, 2, "left", "right")
-	if ok && timeoutOK(c) && !listPopFirst(c.Tx, keys, left, count, c.W) {
+	if ok && timeoutOK(c) && !popServable(c, 3, 2, keys, store.TypeList, func(keys [][]byte) bool { return listPopFirst(c.Tx, keys, left, count, c.W) }) {
 		nothing(c, keys, true)
 	}
 }
@@ -137,14 +180,14 @@ func cmdBZPop(c *Ctx, max bool) {
 		return
 	}
 	keys := c.Args[1 : len(c.Args)-1]
-	if !ZPop(c, keys, max, -1, true, false, false) {
+	if !popServable(c, 1, 0, keys, store.TypeZSet, func(keys [][]byte) bool { return ZPop(c, keys, max, -1, true, false, false) }) {
 		nothing(c, keys, true)
 	}
 }
 
 func cmdBZMPop(c *Ctx) {
 	keys, min, count, ok := parseMPop(c, 2, "min", "max")
-	if ok && timeoutOK(c) && !ZPop(c, keys, !min, count, true, true, false) {
+	if ok && timeoutOK(c) && !popServable(c, 3, 2, keys, store.TypeZSet, func(keys [][]byte) bool { return ZPop(c, keys, !min, count, true, true, false) }) {
 		nothing(c, keys, true)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"basalt/internal/num"
 
@@ -85,6 +86,14 @@ var scripts = struct {
 	m      map[string]*script
 	byBody map[string]*script // the same scripts by body: EVALSHA runs as EVAL, and a map lookup costs less than a SHA1
 }{m: map[string]*script{}, byBody: map[string]*script{}}
+
+// CachedScripts is the number of scripts in the cache (INFO's
+// number_of_cached_scripts).
+func CachedScripts() int {
+	scripts.Lock()
+	defer scripts.Unlock()
+	return len(scripts.m)
+}
 
 // SHA1Hex is the hex SHA1 of b, the name of a script.
 func SHA1Hex(b []byte) string {
@@ -391,10 +400,54 @@ func killRunning(c *Ctx) {
 	c.W.OK()
 }
 
-// CachedScripts is the size of the script cache, for INFO's
-// number_of_cached_scripts.
-func CachedScripts() int {
-	scripts.Lock()
-	defer scripts.Unlock()
-	return len(scripts.m)
+// clusterDisabled refuses CLUSTER called from a script with Redis's error
+// when it has no cluster support (a lone basalt has no CLUSTER command):
+// CLUSTER RESET is refused to scripts, the other subcommands say that
+// cluster support is disabled.
+func clusterDisabled(argv [][]byte) string {
+	if len(argv) < 2 {
+		return "Wrong number of args calling Redis command from script"
+	}
+	if strings.EqualFold(string(argv[1]), "reset") {
+		return "This Redis command is not allowed from script"
+	}
+	return "This instance has cluster support disabled"
 }
+
+// PublishReceivers counts the subscribers of this node that a message on
+// channel reaches now (the server's hub): PUBLISH from a script answers it.
+var PublishReceivers func(channel []byte) int
+
+// publish is PUBLISH called from a script. The message goes out when the
+// script's record commits, on every node that applies it, as a PUBLISH
+// record does in a cluster. Its count is the leader's: the leader applying
+// the record for its client counts its subscribers and keeps the count in
+// the record (Record.Published), so that a follower or a replay answers
+// the script the same and a script that branches on it writes the same.
+func (e *luaEnv) publish(argv [][]byte) string {
+	c := e.c
+	if e.readOnly || !c.Tx.Writable() || c.rec == nil {
+		return "Write commands are not allowed from read-only scripts."
+	}
+	var n int64
+	if rec := c.rec; c.live {
+		if PublishReceivers != nil {
+			n = int64(PublishReceivers(argv[1]))
+		}
+		rec.Published = append(rec.Published, n)
+	} else if len(rec.Published) > 0 {
+		n, rec.Published = rec.Published[0], rec.Published[1:]
+	}
+	// A node catching up on old records has no subscriber that was there.
+	if time.Now().UnixMilli()-c.rec.Time < publishMaxAge {
+		c.Tx.Publish(argv[1], argv[2], nil)
+	}
+	e.w.Reset()
+	e.w.Proto = e.resp
+	e.w.Int(n)
+	return ""
+}
+
+// publishMaxAge is how old a record's message may be and still be
+// delivered (as shard.Publish does for PUBLISH records).
+const publishMaxAge = 5000 // ms

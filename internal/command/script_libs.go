@@ -1,6 +1,7 @@
 package command
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
@@ -21,36 +22,106 @@ import (
 // nil reply.
 var cjsonNull = &lua.LUserData{}
 
-func openCjson(L *lua.LState) *lua.LTable {
+// cjsonConfig is what cjson's configuration functions set. Lua CJSON keeps
+// it in its Lua state for good; here it lasts one run (luaEnv.invoke
+// restores the defaults), since pooled states and replicas must not
+// depend on what an earlier script set.
+type cjsonConfig struct {
+	encodeMaxDepth, decodeMaxDepth int
+	invalidNumbers                 lua.LValue // false, true or "null": NaN and Inf when encoding
+	keepBuffer                     lua.LValue // a detail of the C library: changes nothing here
+}
+
+var cjsonDefaults = cjsonConfig{encodeMaxDepth: 1000, decodeMaxDepth: 1000, invalidNumbers: lua.LFalse, keepBuffer: lua.LTrue}
+
+func openCjson(L *lua.LState, cfg *cjsonConfig) *lua.LTable {
+	*cfg = cjsonDefaults
 	t := L.NewTable()
-	t.RawSetString("encode", L.NewFunction(cjsonEncode))
-	t.RawSetString("decode", L.NewFunction(cjsonDecode))
+	t.RawSetString("encode", L.NewFunction(cfg.encode))
+	t.RawSetString("decode", L.NewFunction(cfg.decode))
 	t.RawSetString("null", cjsonNull)
+	depth := func(name string, v *int) *lua.LFunction {
+		return L.NewFunction(func(L *lua.LState) int {
+			if L.GetTop() > 0 {
+				n := luaCheckInt(L, 1, name)
+				if n < 1 {
+					argError(L, 1, name, "expected integer between 1 and 2147483647")
+				}
+				*v = n
+			}
+			L.Push(lua.LNumber(*v))
+			return 1
+		})
+	}
+	t.RawSetString("encode_max_depth", depth("encode_max_depth", &cfg.encodeMaxDepth))
+	t.RawSetString("decode_max_depth", depth("decode_max_depth", &cfg.decodeMaxDepth))
+	option := func(name, extra string, v *lua.LValue) *lua.LFunction {
+		return L.NewFunction(func(L *lua.LState) int {
+			if L.GetTop() > 0 {
+				*v = cjsonOption(L, name, extra)
+			}
+			L.Push(*v)
+			return 1
+		})
+	}
+	t.RawSetString("encode_invalid_numbers", option("encode_invalid_numbers", "null", &cfg.invalidNumbers))
+	t.RawSetString("encode_keep_buffer", option("encode_keep_buffer", "", &cfg.keepBuffer))
 	return t
 }
 
-const cjsonMaxDepth = 1000
+// cjsonOption reads an on/off option as Lua CJSON does: a boolean, "on",
+// "off" or the option's extra word (none if empty).
+func cjsonOption(L *lua.LState, name, extra string) lua.LValue {
+	switch v := L.Get(1).(type) {
+	case lua.LBool:
+		return v
+	case lua.LString:
+		switch {
+		case v == "on":
+			return lua.LTrue
+		case v == "off":
+			return lua.LFalse
+		case extra != "" && string(v) == extra:
+			return v
+		}
+	}
+	argError(L, 1, name, "invalid option '"+L.ToString(1)+"'")
+	return lua.LNil
+}
 
 // argError raises Lua 5.1's "bad argument" error (gopher-lua's ArgError
 // words it differently).
 func argError(L *lua.LState, n int, fn, msg string) {
-	L.RaiseError("bad argument #%d to '%s' (%s)", n, fn, msg)
+	raiseC(L, fmt.Sprintf("bad argument #%d to '%s' (%s)", n, fn, msg))
 }
 
-func cjsonEncode(L *lua.LState) int {
+// raiseC raises msg as luaL_error does in a C library: with the position
+// of the calling Lua code, and none when the caller is a C function, as
+// pcall is (gopher-lua's RaiseError looks past Go functions for a
+// position).
+func raiseC(L *lua.LState, msg string) {
+	if dbg, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("S", dbg, lua.LNil); err == nil && dbg.What == "G" {
+			L.Error(lua.LString(msg), 0)
+		}
+	}
+	L.RaiseError("%s", msg)
+}
+
+func (cfg *cjsonConfig) encode(L *lua.LState) int {
 	if L.GetTop() != 1 {
 		argError(L, 1, "encode", "expected 1 argument")
 	}
 	var b strings.Builder
-	if msg := jsonEncode(&b, L.Get(1), 0); msg != "" {
-		L.RaiseError("%s", msg)
+	if msg := cfg.jsonEncode(&b, L.Get(1), 0); msg != "" {
+		raiseC(L, msg)
 	}
 	L.Push(lua.LString(b.String()))
 	return 1
 }
 
 // jsonEncode appends v's JSON to b, or returns Lua CJSON's error.
-func jsonEncode(b *strings.Builder, v lua.LValue, depth int) string {
+func (cfg *cjsonConfig) jsonEncode(b *strings.Builder, v lua.LValue, depth int) string {
 	switch v := v.(type) {
 	case *lua.LNilType:
 		b.WriteString("null")
@@ -59,7 +130,22 @@ func jsonEncode(b *strings.Builder, v lua.LValue, depth int) string {
 	case lua.LNumber:
 		f := float64(v)
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return "Cannot serialise number: must not be NaN or Inf"
+			switch cfg.invalidNumbers {
+			case lua.LFalse:
+				return "Cannot serialise number: must not be NaN or Inf"
+			case lua.LString("null"):
+				b.WriteString("null")
+				return ""
+			}
+			switch { // as Lua CJSON writes them
+			case math.IsNaN(f):
+				b.WriteString("nan")
+			case f > 0:
+				b.WriteString("inf")
+			default:
+				b.WriteString("-inf")
+			}
+			return ""
 		}
 		b.WriteString(fmtNum14(f))
 	case lua.LString:
@@ -70,10 +156,10 @@ func jsonEncode(b *strings.Builder, v lua.LValue, depth int) string {
 		jsonString(b, string(v))
 	case *lua.LTable:
 		depth++
-		if depth > cjsonMaxDepth {
+		if depth > cfg.encodeMaxDepth {
 			return "Cannot serialise, excessive nesting (" + strconv.Itoa(depth) + ")"
 		}
-		return jsonTable(b, v, depth)
+		return cfg.jsonTable(b, v, depth)
 	case *lua.LUserData:
 		if v == cjsonNull {
 			b.WriteString("null")
@@ -86,7 +172,7 @@ func jsonEncode(b *strings.Builder, v lua.LValue, depth int) string {
 	return ""
 }
 
-func jsonTable(b *strings.Builder, t *lua.LTable, depth int) string {
+func (cfg *cjsonConfig) jsonTable(b *strings.Builder, t *lua.LTable, depth int) string {
 	pairs := tablePairs(t)
 	// An array has only positive integer keys and is not too sparse.
 	maxIdx, items, array := 0, 0, true
@@ -108,7 +194,7 @@ func jsonTable(b *strings.Builder, t *lua.LTable, depth int) string {
 			if i > 1 {
 				b.WriteByte(',')
 			}
-			if msg := jsonEncode(b, t.RawGetInt(i), depth); msg != "" {
+			if msg := cfg.jsonEncode(b, t.RawGetInt(i), depth); msg != "" {
 				return msg
 			}
 		}
@@ -129,7 +215,7 @@ func jsonTable(b *strings.Builder, t *lua.LTable, depth int) string {
 			return "Cannot serialise " + k.Type().String() + ": table key must be a number or string"
 		}
 		b.WriteByte(':')
-		if msg := jsonEncode(b, pairs[i+1], depth); msg != "" {
+		if msg := cfg.jsonEncode(b, pairs[i+1], depth); msg != "" {
 			return msg
 		}
 	}
@@ -171,17 +257,17 @@ func jsonString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
-func cjsonDecode(L *lua.LState) int {
+func (cfg *cjsonConfig) decode(L *lua.LState) int {
 	if L.GetTop() != 1 {
 		argError(L, 1, "decode", "expected 1 argument")
 	}
-	d := jsonDecoder{L: L, s: L.CheckString(1)}
+	d := jsonDecoder{L: L, s: L.CheckString(1), maxDepth: cfg.decodeMaxDepth}
 	v := d.value(d.next(), 0)
 	if tok := d.next(); d.err == "" && tok.kind != "T_END" {
 		d.fail("the end", tok)
 	}
 	if d.err != "" {
-		L.RaiseError("%s", d.err)
+		raiseC(L, d.err)
 	}
 	L.Push(v)
 	return 1
@@ -190,10 +276,11 @@ func cjsonDecode(L *lua.LState) int {
 // jsonDecoder is Lua CJSON's decoder: tokens, with its error messages
 // ("Expected value but found T_END at character 1").
 type jsonDecoder struct {
-	L   *lua.LState
-	s   string
-	i   int
-	err string
+	L        *lua.LState
+	s        string
+	i        int
+	err      string
+	maxDepth int
 }
 
 type jsonToken struct {
@@ -344,7 +431,7 @@ func (d *jsonDecoder) value(tok jsonToken, depth int) lua.LValue {
 		return tok.val
 	case "T_OBJ_BEGIN", "T_ARR_BEGIN":
 		depth++
-		if depth > cjsonMaxDepth {
+		if depth > d.maxDepth {
 			d.err = "Found too many nested data structures (" + strconv.Itoa(depth) + ") at character " + strconv.Itoa(tok.at)
 			return lua.LNil
 		}
@@ -655,10 +742,11 @@ func msgpackUnpack(L *lua.LState, s string, limit, offset int) int {
 }
 
 type msgpackDecoder struct {
-	L   *lua.LState
-	s   string
-	i   int
-	err string
+	L        *lua.LState
+	s        string
+	i        int
+	err      string
+	maxDepth int
 }
 
 // take returns the next n bytes, or sets the error.

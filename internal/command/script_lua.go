@@ -39,6 +39,7 @@ type luaEnv struct {
 	handler   *lua.LFunction
 	pcg       *rand.PCG
 	rng       *rand.Rand
+	cjson     cjsonConfig
 	w         *resp.Writer // replies of redis.call
 	// What redis.call's arguments are carved from (argv).
 	argBuf   []byte
@@ -117,13 +118,14 @@ func newEnv() *luaEnv {
 	e.setFuncs(e.globals, map[string]lua.LGFunction{
 		"pcall": e.pcall, "error": luaErrorFn, "rawset": e.guard(opened.RawGetString("rawset")),
 		"setmetatable": e.guard(opened.RawGetString("setmetatable")), "tostring": e.tostring(opened.RawGetString("tostring")),
+		"getmetatable": e.getmetatable(opened.RawGetString("getmetatable")),
 		// The memory count differs from node to node: scripts see 0.
 		"collectgarbage": func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 },
 	})
 	e.guardStringLib(opened.RawGetString("string").(*lua.LTable), opened.RawGetString("table").(*lua.LTable))
 	math := opened.RawGetString("math").(*lua.LTable)
 	e.setFuncs(math, map[string]lua.LGFunction{"random": e.random, "randomseed": e.randomseed})
-	e.globals.RawSetString("cjson", openCjson(L))
+	e.globals.RawSetString("cjson", openCjson(L, &e.cjson))
 	e.globals.RawSetString("bit", openBit(L))
 	e.globals.RawSetString("cmsgpack", openCmsgpack(L))
 	e.globals.RawSetString("struct", openStruct(L))
@@ -143,6 +145,9 @@ func newEnv() *luaEnv {
 	}))
 	L.SetMetatable(e.globals, strict)
 	e.proxy = e.protect(e.globals)
+	// In Redis _G has a metatable, read-only like _G; getmetatable sees a
+	// read-only stand-in, so t stays out of reach.
+	e.proxy.Metatable.(*lua.LTable).RawSetString("__metatable", e.protect(L.NewTable()))
 	// String methods ("x"):upper() read the string library through its
 	// proxy too, and the metatable itself is hidden.
 	smt := L.GetMetatable(lua.LString("")).(*lua.LTable)
@@ -191,6 +196,20 @@ func (e *luaEnv) guard(orig lua.LValue) lua.LGFunction {
 		}
 		fn(L)
 		L.Push(L.Get(1))
+		return 1
+	}
+}
+
+// getmetatable answers nil for the protected library tables, which have
+// none in Redis (their proxies' metatables are hidden behind false).
+func (e *luaEnv) getmetatable(orig lua.LValue) lua.LGFunction {
+	fn := orig.(*lua.LFunction).GFunction
+	return func(L *lua.LState) int {
+		fn(L)
+		if t, ok := L.Get(1).(*lua.LTable); ok && e.protected[t] && L.Get(-1) == lua.LFalse {
+			L.Pop(1)
+			L.Push(lua.LNil)
+		}
 		return 1
 	}
 }
@@ -283,13 +302,13 @@ func (e *luaEnv) random(L *lua.LState) int {
 	case 0:
 		L.Push(lua.LNumber(r))
 	case 1:
-		u := L.CheckInt(1)
+		u := luaCheckInt(L, 1, "random")
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
-		l, u := L.CheckInt(1), L.CheckInt(2)
+		l, u := luaCheckInt(L, 1, "random"), luaCheckInt(L, 2, "random")
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}
@@ -301,7 +320,22 @@ func (e *luaEnv) random(L *lua.LState) int {
 }
 
 func (e *luaEnv) randomseed(L *lua.LState) int {
-	e.pcg.Seed(uint64(L.CheckInt(1)), 0)
+	e.pcg.Seed(uint64(luaCheckInt(L, 1, "randomseed")), 0)
+	return 0
+}
+
+// luaCheckInt is Lua's luaL_checkint, which takes a numeric string too
+// (gopher-lua's CheckInt refuses it).
+func luaCheckInt(L *lua.LState, n int, fn string) int {
+	switch v := L.Get(n).(type) {
+	case lua.LNumber:
+		return int(v)
+	case lua.LString:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(string(v)), 64); err == nil {
+			return int(f)
+		}
+	}
+	argError(L, n, fn, "number expected, got "+L.Get(n).Type().String())
 	return 0
 }
 
@@ -346,6 +380,7 @@ func (e *luaEnv) invoke(c *Ctx, name, chunk string, readOnly bool, push func(L *
 		}
 	}()
 	e.pcg.Seed(c.Seed, c.Seed>>1|1)
+	e.cjson = cjsonDefaults
 	nargs, err := push(L)
 	if err == nil {
 		err = L.PCall(nargs, 1, e.handler)
@@ -773,6 +808,9 @@ func refusedCommand(argv [][]byte) *Command {
 // run.
 func (e *luaEnv) exec(argv [][]byte) string {
 	cmd := Lookup(argv[0])
+	if cmd == nil && strings.EqualFold(string(argv[0]), "cluster") {
+		return clusterDisabled(argv)
+	}
 	if cmd == nil {
 		return "Unknown Redis command called from script"
 	}
@@ -789,6 +827,9 @@ func (e *luaEnv) exec(argv [][]byte) string {
 			return "Wrong number of args calling Redis command from script"
 		}
 		flags |= sub.Flags
+	}
+	if cmd.Name == "publish" {
+		return e.publish(argv)
 	}
 	if flags&NoScript != 0 || cmd.Run == nil && cmd.Name != "select" {
 		return "This Redis command is not allowed from script"

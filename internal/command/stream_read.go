@@ -108,6 +108,11 @@ func xreadGeneric(c *Ctx, xgroup bool) {
 		more := n - i - 1
 		switch opt := strings.ToLower(c.Arg(i)); {
 		case opt == "block" && more > 0:
+			if c.script {
+				// Redis refuses it outright: a script cannot wait.
+				c.W.Error("ERR " + string(c.Args[0]) + " command is not allowed with BLOCK option from scripts")
+				return
+			}
 			i++
 			if _, msg := parseBlockMS(c.Args[i]); msg != "" {
 				c.W.Error(msg)

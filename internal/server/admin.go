@@ -34,20 +34,22 @@ func init() {
 	connHandlers["monitor"] = cmdMonitor
 }
 
-// dispatchMuted runs a command whose reply CLIENT REPLY OFF or SKIP drops.
+// dispatchMuted runs a command whose reply CLIENT REPLY OFF or SKIP drops,
+// unless it is pub/sub confirmations, which Redis sends as it sends the
+// messages (Client.pushing).
 // Pending writes are waited for on both sides so that exactly this
 // command's output is cut; CLIENT REPLY ON clears the flags and keeps its OK.
 func (c *Client) dispatchMuted(argv [][]byte) {
 	c.waitPending()
 	mark := c.out.Len()
-	c.skipping, c.skipNext = c.skipNext, false
+	c.skipping, c.skipNext, c.pushing = c.skipNext, false, false
 	c.dispatch(argv)
 	c.waitPending()
 	c.replyFailed() // counted before it is dropped, as Redis counts it
-	if c.replyOff || c.skipping {
+	if (c.replyOff || c.skipping) && !c.pushing {
 		c.out.Buf = c.out.Buf[:mark]
 	}
-	c.skipping = false
+	c.skipping, c.pushing = false, false
 }
 
 // Client state packed for other goroutines: db in bits 0-15, proto in

@@ -33,6 +33,7 @@ type Client struct {
 	closing            bool // close after the replies are written (QUIT, protocol error)
 	replyOff, skipNext bool
 	skipping           bool // this command's reply is dropped (CLIENT REPLY SKIP)
+	pushing            bool // this command's reply is pub/sub confirmations, which muting keeps
 	inExec             bool // EXEC runs the queued connection commands (BGSAVE answers "scheduled")
 
 	// state mirrors db, proto and MULTI for CLIENT LIST, which other
@@ -359,6 +360,11 @@ func (c *Client) dispatch(argv [][]byte) {
 	if errReply != "" {
 		c.rejected = refusedKind(cmd, argv)
 		c.rejectInMulti()
+		if cmd.Name == "exec" {
+			// Redis discards the transaction, and says why.
+			c.endMulti()
+			errReply = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errReply, "ERR ")
+		}
 		c.reply().Error(errReply)
 		return
 	}

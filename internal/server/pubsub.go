@@ -134,6 +134,23 @@ func (h *Hub) publishLocked(kind int, channel, message []byte) int {
 	return n
 }
 
+// receivers counts the subscribers that a message on channel would reach
+// now, as Publish would count them (PUBLISH from a script).
+func (h *Hub) receivers(channel []byte) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	if set := h.subs[kindChannel][string(channel)]; set != nil {
+		n = len(set.subs)
+	}
+	for _, set := range h.subs[kindPattern] {
+		if glob.Match(set.name, channel, false) {
+			n += len(set.subs)
+		}
+	}
+	return n
+}
+
 // encodeMessage returns the message for a client of protocol proto,
 // encoding it once per protocol into enc.
 func encodeMessage(enc *[2][]byte, proto int, typ string, pattern, channel, message []byte) []byte {
@@ -326,8 +343,10 @@ func (c *Client) flushQueued() bool {
 // orderedOutput commits the buffered replies before something that must
 // follow them on the socket (a confirmation, a message to oneself). Inside
 // EXEC or with replies muted the buffer is not final yet and stays put.
+// Confirmations are never muted (Client.pushing).
 func (c *Client) orderedOutput() {
-	if c.sub != nil && !c.execing && !c.replyOff && !c.skipping {
+	muted := (c.replyOff || c.skipping) && !c.pushing
+	if c.sub != nil && !c.execing && !muted {
 		c.sub.commit(c.out)
 	}
 }
@@ -433,6 +452,7 @@ func confirm(w *resp.Writer, typ string, name []byte, count int) {
 
 func (c *Client) subscribe(kind int, names [][]byte) {
 	w := c.reply()
+	c.pushing = true
 	s := c.ensureSub()
 	h := c.srv.hub
 	h.mu.Lock()
@@ -461,6 +481,7 @@ func (c *Client) unsubscribe(kind int, names [][]byte, notify bool) {
 	var w *resp.Writer
 	if notify {
 		w = c.reply()
+		c.pushing = true
 	}
 	s := c.sub
 	h := c.srv.hub

@@ -131,6 +131,7 @@ func New(cfg Config) (*Server, error) {
 	s.applyNetConfig(cfg)
 	// One server a process: scripts' calls are told to this one.
 	command.ScriptCallHook = s.scriptCalled
+	command.PublishReceivers = s.hub.receivers
 	command.ScriptRefusedHook = s.scriptRefused
 	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup
 	return s, nil

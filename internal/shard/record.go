@@ -51,6 +51,11 @@ type Record struct {
 	// (in a cluster), how many of this node's subscribers got the message.
 	// Not logged.
 	Receivers []int
+	// Published is what PUBLISH answered inside the record's scripts, in
+	// order: the leader counts its subscribers as it applies the record,
+	// and a follower or a replay answers the scripts the same counts. Logged
+	// (only when not empty, so other records keep their form).
+	Published []int64
 }
 
 // WatchKey is a key an EXEC is conditional on: Index is the applied index
@@ -104,6 +109,12 @@ func (r *Record) Marshal(buf []byte) []byte {
 		}
 		buf = append(buf, state)
 	}
+	if len(r.Published) > 0 {
+		buf = binary.AppendUvarint(buf, uint64(len(r.Published)))
+		for _, n := range r.Published {
+			buf = binary.AppendVarint(buf, n)
+		}
+	}
 	return buf
 }
 
@@ -132,6 +143,12 @@ func Unmarshal(data []byte) (*Record, error) {
 		r.Watch[i] = WatchKey{DB: int(d.uvarint()), Key: d.bytes(), Index: d.uvarint()}
 		state := d.byte()
 		r.Watch[i].Live, r.Watch[i].Expired = state == watchLive, state == watchExpired
+	}
+	if len(d.b) > 0 {
+		r.Published = make([]int64, d.count())
+		for i := range r.Published {
+			r.Published[i] = d.varint()
+		}
 	}
 	if d.err != nil || len(d.b) != 0 {
 		return nil, errBadRecord

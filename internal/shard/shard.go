@@ -865,6 +865,7 @@ func (s *Shard) drop(err error) {
 	}
 	s.pending = s.pending[:0]
 	s.group = nil
+	s.Watches.dropped()
 }
 
 // dropRefused abandons the groups in flight after Raft refused to take

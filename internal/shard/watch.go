@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"basalt/internal/store"
 )
@@ -16,10 +17,25 @@ import (
 // under mu; the apply loop records modifications and advances the applied
 // index under mu after each commit. So a write either is included in the
 // index WATCH saw, or is recorded with a greater index.
+//
+// A group that wrote while nobody watched anything is untracked: its
+// commit marks every key watched by then as modified. A WATCH registered
+// while such a group is in flight therefore waits for the group to commit
+// (or be dropped) before it reads the applied index, so that the group's
+// writes come before the WATCH instead of aborting an EXEC whose keys they
+// did not touch (another client's write, an active expiry).
 type Watches struct {
 	mu   sync.Mutex
 	keys map[string]*watched
 	n    atomic.Int64 // registered watches, for the fast path
+
+	// Groups are numbered as they start (seq, by the apply loop). Under
+	// mu: the latest group marked untracked, and the latest group
+	// committed or dropped; done is closed and replaced when it advances.
+	seq       atomic.Uint64
+	untracked uint64
+	finished  uint64
+	done      chan struct{}
 }
 
 type watched struct {
@@ -29,7 +45,11 @@ type watched struct {
 	lastMod uint64
 }
 
-func newWatches() *Watches { return &Watches{keys: map[string]*watched{}} }
+func newWatches() *Watches { return &Watches{keys: map[string]*watched{}, done: make(chan struct{})} }
+
+// untrackedWait bounds a WATCH's wait for an untracked group: past it the
+// WATCH reads the applied index anyway, and its EXEC may abort.
+const untrackedWait = time.Second
 
 func watchID(db int, key []byte) string { return strconv.Itoa(db) + ":" + string(key) }
 
@@ -45,7 +65,57 @@ func (w *Watches) Watch(db int, key []byte, applied *atomic.Uint64) uint64 {
 	}
 	e.refs++
 	w.n.Add(1)
+	var timeout <-chan time.Time
+	for w.finished < w.untracked {
+		if timeout == nil {
+			timeout = time.After(untrackedWait)
+		}
+		done := w.done
+		w.mu.Unlock()
+		select {
+		case <-done:
+		case <-timeout:
+			w.mu.Lock()
+			return applied.Load()
+		}
+		w.mu.Lock()
+	}
 	return applied.Load()
+}
+
+// finish notes that the groups up to seq committed or were dropped.
+// Called with mu held.
+func (w *Watches) finish(seq uint64) {
+	if seq > w.finished {
+		w.finished = seq
+		close(w.done)
+		w.done = make(chan struct{})
+	}
+}
+
+// dropped is for groups abandoned before they committed: the WATCHes
+// waiting for them go on.
+func (w *Watches) dropped() {
+	w.mu.Lock()
+	w.finish(w.seq.Load())
+	w.mu.Unlock()
+}
+
+// markUntracked marks g untracked if still nobody watches anything, and
+// reports whether it did; under mu, so that a WATCH registered from now on
+// waits for g.
+func (w *Watches) markUntracked(g *groupTouches) bool {
+	if g.untracked {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n.Load() != 0 {
+		return false
+	}
+	g.untracked = true
+	w.untracked = max(w.untracked, g.seq)
+	return true
 }
 
 // Unwatch drops one registration of (db, key).
@@ -71,16 +141,16 @@ func (w *Watches) Unwatch(db int, key []byte) {
 // as touching every key watched by the time it commits.
 type groupTouches struct {
 	w         *Watches
+	seq       uint64
 	keys      map[string]bool
 	untracked bool
 }
 
 // track hooks tx so that modifications of watched keys are noted.
 func (w *Watches) track(tx *store.Tx) *groupTouches {
-	g := &groupTouches{w: w}
+	g := &groupTouches{w: w, seq: w.seq.Add(1)}
 	tx.Touched = func(db int, key []byte) {
-		if w.n.Load() == 0 {
-			g.untracked = true
+		if w.n.Load() == 0 && w.markUntracked(g) {
 			return
 		}
 		if g.keys == nil {
@@ -89,8 +159,7 @@ func (w *Watches) track(tx *store.Tx) *groupTouches {
 		g.keys[watchID(db, key)] = true
 	}
 	tx.TouchedDBs = func(a, b int) {
-		if w.n.Load() == 0 {
-			g.untracked = true
+		if w.n.Load() == 0 && w.markUntracked(g) {
 			return
 		}
 		w.mu.Lock()
@@ -123,6 +192,7 @@ func (w *Watches) publish(g *groupTouches, last uint64, applied *atomic.Uint64) 
 		}
 	}
 	applied.Store(last)
+	w.finish(g.seq)
 	w.mu.Unlock()
 }
 

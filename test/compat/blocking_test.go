@@ -231,6 +231,50 @@ func TestBlocking(t *testing.T) {
 		d.Do("RPUSH", "w", "finally")
 		b.expect(t, "BLPOP after unrelated writes")
 	})
+
+	// A key that holds another type when a write wakes the call does not
+	// serve it: it waits on, and another key of its type can serve it.
+	t.Run("WokenByAnotherType", func(t *testing.T) {
+		d := p.diff(t)
+		for _, c := range []struct {
+			call     []string
+			push     string
+			pushArgs []string
+		}{
+			{[]string{"BLPOP", "w", "0"}, "LPUSH", []string{"b"}},
+			{[]string{"BLMPOP", "0", "1", "w", "LEFT"}, "LPUSH", []string{"b"}},
+			{[]string{"BZPOPMIN", "w", "0"}, "ZADD", []string{"1", "b"}},
+			{[]string{"BZMPOP", "0", "1", "w", "MIN"}, "ZADD", []string{"1", "b"}},
+			{[]string{"BRPOPLPUSH", "w", "dst", "0"}, "LPUSH", []string{"b"}},
+		} {
+			b := newBlocker(t, p)
+			d.Do("DEL", "w", "dst")
+			b.send(c.call...)
+			settle()
+			push := append([]string{c.push, "w"}, c.pushArgs...)
+			d.Do("MULTI")
+			d.Do(push...)
+			d.Run(`
+				DEL w
+				SET w foo
+				EXEC
+				DEL w
+			`)
+			d.Do(push...)
+			b.expect(t, c.call[0]+" woken by a string")
+		}
+		b := newBlocker(t, p)
+		d.Do("DEL", "w", "x")
+		b.send("BLPOP", "w", "x", "0")
+		settle()
+		d.Do("SET", "w", "str")
+		d.Do("RPUSH", "x", "served")
+		b.expect(t, "BLPOP from its second key")
+		d.Run(`
+			GET w
+			LLEN x
+		`)
+	})
 }
 
 // TestClientUnblock: CLIENT UNBLOCK ends another client's blocking call as

@@ -189,6 +189,27 @@ func TestKeys(t *testing.T) {
 			SELECT 0
 		`)
 		intNear(t, d, 1, "TTL", "t2")
+		// Collections past Redis's small encodings (Redis's suite copies a
+		// skiplist sorted set and a hashtable hash): the copy is whole and
+		// outlives the original.
+		for i := range 300 {
+			d.Do("ZADD", "bigz", strconv.Itoa(i%50), "m"+strconv.Itoa(i))
+			d.Do("HSET", "bigh", "f"+strconv.Itoa(i), strings.Repeat("v", i%100))
+		}
+		d.Run(`
+			COPY bigz bigz2
+			COPY bigh bigh2 DB 3
+			DEL bigz bigh
+			ZCARD bigz2
+			ZRANGE bigz2 0 -1 WITHSCORES
+			ZSCORE bigz2 m7
+			ZRANK bigz2 m299
+			SELECT 3
+			HLEN bigh2
+			HGET bigh2 f199
+			@unordered HGETALL bigh2
+			SELECT 0
+		`)
 		w, g := d.DoBoth("PEXPIRETIME", "t")
 		if w2, g2 := d.DoBoth("PEXPIRETIME", "t2"); w.Int != w2.Int || g.Int != g2.Int {
 			t.Errorf("COPY changed the expiry time: redis %v -> %v, basalt %v -> %v", w, w2, g, g2)

@@ -187,6 +187,59 @@ func TestPubSub(t *testing.T) {
 		sub.Do("PING")
 	})
 
+	// With CLIENT REPLY OFF or SKIP, Redis still sends (un)subscribe
+	// confirmations, as it sends messages; other replies are dropped.
+	t.Run("MutedConfirmations", func(t *testing.T) {
+		for _, proto := range []int{2, 3} {
+			sub, pub := p.conn(t), p.conn(t)
+			sub.Proto(proto)
+			send := func(args ...string) {
+				sub.Want.Send(testutil.Command(args...))
+				sub.Got.Send(testutil.Command(args...))
+			}
+			send("CLIENT", "REPLY", "OFF")
+			psDo(t, sub, 1, false, "SUBSCRIBE", "ch")
+			psDo(t, sub, 1, false, "PSUBSCRIBE", "c*")
+			send("PING")
+			pub.Do("PUBLISH", "ch", "hello")
+			psRead(t, sub, 2, false, "PUBLISH", "ch", "hello")
+			psDo(t, sub, 1, false, "UNSUBSCRIBE", "ch")
+			psDo(t, sub, 1, false, "PUNSUBSCRIBE")
+			send("CLIENT", "REPLY", "ON")
+			sub.Want.Read() // its OK
+			sub.Got.Read()
+			send("CLIENT", "REPLY", "SKIP")
+			psDo(t, sub, 1, false, "SUBSCRIBE", "x")
+			psDo(t, sub, 1, false, "UNSUBSCRIBE", "x")
+			sub.Do("PING", "marker") // nothing else was sent
+		}
+	})
+
+	// PUBLISH from a script (Redis allows it; read-only scripts may not).
+	// The count is the leader's subscribers (docs/compatibility.md):
+	// through a follower only the messages compare.
+	t.Run("Scripts", func(t *testing.T) {
+		sub, d := p.conn(t), p.diff(t)
+		psDo(t, sub, 1, false, "SUBSCRIBE", "ch")
+		if testutil.ClusterMode() > 1 {
+			d.Got.Do("EVAL", "return redis.call('publish', 'ch', 'from script')", "0")
+			d.Want.Do("EVAL", "return redis.call('publish', 'ch', 'from script')", "0")
+		} else {
+			d.Run(`
+				EVAL "return {redis.call('publish', 'ch', 'from script'), redis.call('publish', 'none', 'x')}" 0
+			`)
+		}
+		psRead(t, sub, 1, false, "EVAL PUBLISH")
+		d.Run(`
+			EVAL_RO "return redis.call('publish', 'ch', 'x')" 0
+			EVAL "#!lua flags=no-writes\nreturn redis.call('publish', 'ch', 'x')" 0
+			EVAL "return redis.call('publish', 'ch')" 0
+			EVAL "redis.call('set', 'k', 'v') redis.call('publish', 'ch', 'after a write') return redis.call('get', 'k')" 0
+		`)
+		psRead(t, sub, 1, false, "EVAL PUBLISH after a write")
+		sub.Do("PING") // nothing else came
+	})
+
 	t.Run("Transactions", func(t *testing.T) {
 		d := p.conn(t)
 		d.Run(`

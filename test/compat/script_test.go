@@ -205,6 +205,52 @@ func TestScripting(t *testing.T) {
 			EVAL 'return math.random() < 1' 0
 			EVAL 'local r = math.random(10); return r >= 1 and r <= 10' 0
 			EVAL 'local r = math.random(5, 6); return r >= 5 and r <= 6' 0
+			EVAL 'local g = getmetatable(_G) g.__index = {}' 0
+			EVAL 'return type(getmetatable(_G))' 0
+			EVAL 'return {getmetatable(redis) == nil, getmetatable(cjson) == nil}' 0
+			EVAL 'setmetatable(_G, {})' 0
+			EVAL 'math.randomseed(ARGV[1]); local a = math.random() math.randomseed(ARGV[1]); return a == math.random()' 0 10
+			EVAL 'math.randomseed("x")' 0
+			EVAL 'local r = math.random("3"); return r >= 1 and r <= 3' 0
+		`)
+	})
+
+	// Lua CJSON's settings. Redis keeps them in its Lua state for later
+	// scripts; basalt for one run (docs/compatibility.md), so each run sets
+	// what it uses.
+	t.Run("CjsonSettings", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			EVAL 'return {cjson.encode_max_depth(1), pcall(cjson.encode, {a={}})}' 0
+			EVAL 'cjson.encode_max_depth(2) return cjson.encode({a={}})' 0
+			EVAL 'cjson.decode_max_depth(1) return cjson.decode("{\"o\": [1]}")' 0
+			EVAL 'return cjson.decode_max_depth(3)' 0
+			EVAL 'return cjson.encode({0/0})' 0
+			EVAL 'return {tostring(cjson.encode_invalid_numbers(true)), cjson.encode({0/0, 1/0, -1/0})}' 0
+			EVAL 'return {cjson.encode_invalid_numbers("null"), cjson.encode({1/0})}' 0
+			EVAL 'return tostring(cjson.encode_invalid_numbers("off"))' 0
+			EVAL 'cjson.encode_invalid_numbers("maybe")' 0
+			EVAL 'return {tostring(cjson.encode_keep_buffer(false)), cjson.encode({1})}' 0
+			EVAL 'cjson.encode_max_depth(0)' 0
+			EVAL 'return {pcall(cjson.decode, "[")}' 0
+			EVAL 'return cjson.decode("[")' 0
+			EVAL 'cjson.encode_max_depth(1) return cjson.encode({a={}})' 0
+			EVAL 'cjson.encode_max_depth(1000) cjson.decode_max_depth(1000) cjson.encode_invalid_numbers(false)' 0
+		`)
+	})
+
+	// Commands a script may not call the way a client does.
+	t.Run("RefusedCommands", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			XGROUP CREATE s g $ MKSTREAM
+			EVAL "return redis.pcall('xread','BLOCK',0,'STREAMS','s','$')" 1 s
+			EVAL "return redis.pcall('XREADGROUP','group','g','c','BLOCK',0,'STREAMS','s','>')" 1 s
+			EVAL "return redis.call('xread','STREAMS','s','$')" 1 s
+			EVAL "return redis.call('xread','BLOCK',0,'STREAMS','s','$')" 1 s
+			EVAL "redis.call('cluster', 'reset', 'hard')" 0
+			EVAL "return redis.pcall('cluster', 'info')" 0
+			EVAL "return redis.pcall('cluster')" 0
 		`)
 	})
 
@@ -291,6 +337,22 @@ func TestScripting(t *testing.T) {
 
 	t.Run("Cache", func(t *testing.T) {
 		d := p.diff(t)
+		// INFO counts the cached scripts, EVAL's too. (Through a follower
+		// SCRIPT LOAD and EVAL go to the leader, whose cache they fill.)
+		d.Do("SCRIPT", "FLUSH")
+		for i := range 5 {
+			d.Do("SCRIPT", "LOAD", "return "+strconv.Itoa(i))
+		}
+		d.Do("EVAL", "return 'x'", "0")
+		for _, n := range []int64{6, 0} {
+			if testutil.ClusterMode() > 1 {
+				break
+			}
+			if w, g := infoField(t, d.Want, "memory", "number_of_cached_scripts"), infoField(t, d.Got, "memory", "number_of_cached_scripts"); w != n || g != n {
+				t.Errorf("number_of_cached_scripts: redis %d, basalt %d, want %d", w, g, n)
+			}
+			d.Do("SCRIPT", "FLUSH", "ASYNC")
+		}
 		d.Run(`
 			SCRIPT FLUSH
 			EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0

@@ -478,6 +478,17 @@ func TestStreamGroups(t *testing.T) {
 			XPENDING s g
 			XCLAIM s g c3 0 5-1 IDLE 500000
 			XCLAIM s g c1 0 1-1 LASTID 100-1 JUSTID
+			# Entries trimmed away leave the PEL when claimed.
+			DEL x
+			XADD x 1-0 f v
+			XADD x 2-0 f v
+			XADD x 3-0 f v
+			XGROUP CREATE x grp 0
+			XREADGROUP GROUP grp Alice STREAMS x >
+			XTRIM x MAXLEN 1
+			XCLAIM x grp Bob 0 1-0 2-0 3-0
+			XPENDING x grp - + 10 Alice
+			XPENDING x grp
 			XINFO GROUPS s
 			XCLAIM s g c1 0 1-1 TIME 1 JUSTID
 		`)

@@ -65,6 +65,19 @@ func TestTransactions(t *testing.T) {
 		`)
 	})
 
+	// EXEC with arguments discards the transaction, inside MULTI or not.
+	t.Run("ExecWithArgumentsAborts", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			MULTI
+			SET a 1
+			EXEC extra
+			EXEC
+			GET a
+			EXEC extra
+		`)
+	})
+
 	t.Run("RuntimeErrorsDontStopTheRest", func(t *testing.T) {
 		d := p.diff(t)
 		d.Run(`
