@@ -401,7 +401,7 @@ func killRunning(c *Ctx) {
 }
 
 // clusterDisabled refuses CLUSTER called from a script with Redis's error
-// when it has no cluster support (a lone basalt has no CLUSTER command):
+// when it has no cluster support (outside cluster mode):
 // CLUSTER RESET is refused to scripts, the other subcommands say that
 // cluster support is disabled.
 func clusterDisabled(argv [][]byte) string {

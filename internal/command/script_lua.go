@@ -808,7 +808,7 @@ func refusedCommand(argv [][]byte) *Command {
 // run.
 func (e *luaEnv) exec(argv [][]byte) string {
 	cmd := Lookup(argv[0])
-	if cmd == nil && strings.EqualFold(string(argv[0]), "cluster") {
+	if cmd != nil && cmd.Name == "cluster" && !e.c.Tx.Clustered() {
 		return clusterDisabled(argv)
 	}
 	if cmd == nil {
