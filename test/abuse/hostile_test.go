@@ -148,9 +148,11 @@ func TestScriptMemory(t *testing.T) {
 		probe{[]string{"EVAL", "local t = {} for i = 1, 1e10 do t[i] = i end return #t", "0"}, killed},
 		probe{[]string{"EVAL_RO", "local s = 'x' for i = 1, 40 do s = s .. s end return #s", "0"}, killed})
 	// The watch looks every few ms, and a string that doubles passes the
-	// limit by a step or two before it does: far from the gigabytes asked
+	// limit by a step or two before it does; on a loaded machine (CI runs
+	// test packages side by side on 2 cores) its timer may fire a step or
+	// two later still (1059 MB was seen): far from the gigabytes asked
 	// for, but more than the limit.
-	runProbes(t, b, probes, 2*time.Second, 1<<30)
+	runProbes(t, b, probes, 2*time.Second, 2<<30)
 	c := testutil.Dial(t, b.Addr)
 	// Under the limit they work as before, and pcall catches the error.
 	for script, want := range map[string]string{ // as Reply.String renders it
