@@ -80,6 +80,7 @@ func init() {
 			sub("client|info", 2, NoScript|Loading|Stale, connCats, "6.2.0", "connection", "Returns information about the current client connection.", "nondeterministic_output"),
 			sub("client|kill", -3, admin, adminConnCats, "2.4.0", "connection", "Kill the connection of a client"),
 			sub("client|no-evict", 3, admin, adminConnCats, "7.0.0", "connection", "Set client eviction mode for the current connection"),
+			sub("client|proxy", 3, NoScript|Loading|Stale, connCats, "basalt", "connection", "In cluster mode, run the commands of slots another node leads on that node (ON), or answer MOVED (OFF)"),
 			sub("client|reply", 3, NoScript|Loading|Stale, connCats, "3.2.0", "connection", "Instruct the server whether to reply to commands"),
 			sub("client|help", 2, Loading|Stale, connCats, "5.0.0", "connection", "Show helpful text about the different subcommands"),
 			sub("client|pause", -3, admin, adminConnCats, "2.9.50", "connection", "Stop processing commands from clients for some time"),

@@ -619,6 +619,17 @@ func cmdClient(c *Client, argv [][]byte) {
 		clientList(c, argv[2:])
 	case "kill":
 		clientKill(c, argv[2:])
+	case "proxy": // basalt's: see proxyTo
+		switch strings.ToLower(string(argv[2])) {
+		case "on":
+			c.proxy = true
+			c.reply().OK()
+		case "off":
+			c.proxy = false
+			c.reply().OK()
+		default:
+			c.reply().Error(command.ErrSyntax)
+		}
 	case "no-evict":
 		switch strings.ToLower(string(argv[2])) {
 		case "on", "off": // basalt evicts no clients

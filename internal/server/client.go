@@ -73,8 +73,12 @@ type Client struct {
 	txSlot     int
 	txCross    bool
 	watchShard *shard.Shard
-	killed     atomic.Bool
-	closeOnce  sync.Once
+	// proxy says the commands of slots another node leads go there (and
+	// proxyAddr where the last one went), not MOVED (proxyTo).
+	proxy     bool
+	proxyAddr string
+	killed    atomic.Bool
+	closeOnce sync.Once
 
 	// blocked is set while a blocking command (or WAIT) waits here;
 	// unblock carries CLIENT UNBLOCK's reason to it (true: ERROR).
@@ -120,6 +124,7 @@ func newClient(s *Server, nc net.Conn) *Client {
 		unblock: make(chan bool, 1),
 		sh:      s.group(),
 		txSlot:  -1,
+		proxy:   s.config().ClusterProxy,
 	}
 	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads}) // needs c
 	c.rd.MaxBulk = s.config().ProtoMaxBulkLen
@@ -378,8 +383,13 @@ func (c *Client) dispatch(argv [][]byte) {
 	if c.sub != nil && c.pubsubGate(cmd, argv) {
 		return
 	}
-	if c.srv.clustered() && !c.route(cmd, kind, argv) {
-		return
+	if c.srv.clustered() {
+		if !c.route(cmd, kind, argv) {
+			return
+		}
+		// This command runs here: the replies of the commands proxied
+		// before it come first.
+		c.drainUpstream(true)
 	}
 	if c.monitoring && monitorRefuses(kind) {
 		c.rejected = kind

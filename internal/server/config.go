@@ -83,6 +83,9 @@ type Config struct {
 	ClusterShards  int // shards of a new node (default: the machine's cores)
 	// ClusterReplicas is how many nodes hold each shard (0: every node).
 	ClusterReplicas int
+	// ClusterProxy: new clients' commands for slots another node leads are
+	// proxied there, not answered MOVED (CLIENT PROXY changes it for one).
+	ClusterProxy bool
 
 	// client-output-buffer-limit by class (bufferClasses); basalt enforces
 	// the pubsub class (see pubsub.go) and shows the others.

@@ -221,6 +221,7 @@ var params = []param{
 	{name: "cluster-enabled", kind: boolParam, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.ClusterEnabled }},
 	{name: "cluster-shards", kind: intParam, min: 1, max: 1024, def: strconv.Itoa(runtime.NumCPU()), flags: immutable, ptr: func(c *Config) any { return &c.ClusterShards }},
 	{name: "cluster-replicas", kind: intParam, max: 1024, def: "0", flags: immutable, ptr: func(c *Config) any { return &c.ClusterReplicas }},
+	{name: "cluster-proxy", kind: boolParam, def: "no", ptr: func(c *Config) any { return &c.ClusterProxy }},
 	{name: "cluster-config-file", kind: stringParam, def: "nodes.conf", flags: immutable, unused: notBus},
 	{name: "cluster-port", kind: intParam, max: 65535, def: "0", flags: immutable, unused: notBus},
 	{name: "cluster-node-timeout", kind: intParam, max: int64Max, def: "15000", unused: "a shard elects a new leader after Raft's election timeout (about a second)"},

@@ -40,6 +40,7 @@ var localCommands = map[string]bool{
 // upstream is a client's connection to the leader.
 type upstream struct {
 	nc      net.Conn
+	addr    string // the node it is connected to
 	r       *bufio.Reader
 	w       *bufio.Writer
 	replies []upReply // the commands sent whose replies were not read yet
@@ -92,7 +93,7 @@ func (c *Client) forward(argv [][]byte) { c.forwardAs(argv, upReply{}) }
 func (c *Client) forwardAs(argv [][]byte, r upReply) {
 	c.waitLocal()
 	cmd := command.Lookup(argv[0])
-	if c.up == nil && len(c.watching) > 0 {
+	if c.up == nil && len(c.watching) > 0 && !c.srv.clustered() {
 		// The leader that knew these WATCHes is gone: the EXEC they guard
 		// aborts, as it would had the keys changed.
 		c.unwatchAll()
@@ -112,7 +113,7 @@ func (c *Client) forwardAs(argv [][]byte, r upReply) {
 		c.watchLost = false
 	}
 	if c.up == nil {
-		if err := c.dialLeader(); err != nil {
+		if err := c.dialLeader(c.upstreamAddr()); err != nil {
 			if r.pub != nil {
 				c.srv.origins.drop(r.pub)
 			}
@@ -211,10 +212,9 @@ func (u *upstream) sendAs(argv [][]byte, r upReply) {
 	u.replies = append(u.replies, r)
 }
 
-// dialLeader opens the client's connection to the leader and gives it the
-// client's state: password, protocol, database, name.
-func (c *Client) dialLeader() error {
-	addr := c.srv.group().LeaderAddr()
+// dialLeader opens the client's connection to the leader at addr and gives
+// it the client's state: password, protocol, database, name.
+func (c *Client) dialLeader(addr string) error {
 	if addr == "" {
 		return errNoLeader
 	}
@@ -222,7 +222,7 @@ func (c *Client) dialLeader() error {
 	if err != nil {
 		return err
 	}
-	u := &upstream{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10), proto: 2}
+	u := &upstream{nc: nc, addr: addr, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10), proto: 2}
 	if pass := c.srv.config().RequirePass; pass != "" {
 		u.send([][]byte{[]byte("AUTH"), []byte(pass)})
 	}

@@ -338,11 +338,39 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 	// Shard channels' messages stay on the node (SPUBLISH is not logged),
 	// so publishers and subscribers meet at the shard's leader.
 	if !c.sh.IsLeader() && (shardChannels || !(c.readonly && readsOnly(cmd, kind))) {
+		if addr := c.sh.LeaderAddr(); c.proxy && addr != "" && !shardChannels && cmd.Name != "watch" {
+			c.proxyTo(addr, argv)
+			return false
+		}
 		c.rejected = kind
 		c.redirect(slot)
 		return false
 	}
 	return true
+}
+
+// proxyTo runs a command of a slot another node leads on that node, for a
+// client that is not cluster-aware (cluster-proxy, CLIENT PROXY ON): the
+// command goes over the client's connection to that node (forward.go),
+// and its reply comes back in order. A transaction or a WATCH there gets
+// MOVED instead: they need the client on that node.
+func (c *Client) proxyTo(addr string, argv [][]byte) {
+	if c.up != nil && c.up.addr != addr {
+		c.drainUpstream(true)
+		c.closeUpstream()
+	}
+	c.proxyAddr = addr
+	c.forward(argv)
+	c.replyMark = markNone // the node that runs it counts it
+}
+
+// upstreamAddr is the node a client's commands are forwarded to: the
+// proxied slot's leader in cluster mode, else the group's leader.
+func (c *Client) upstreamAddr() string {
+	if c.srv.clustered() {
+		return c.proxyAddr
+	}
+	return c.srv.group().LeaderAddr()
 }
 
 // shardPubSub are the commands of shard channels (Redis 7's sharded pub/sub).

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,4 +151,67 @@ func balanced(c *testutil.Cluster) (string, error) {
 		}
 	}
 	return views[0], nil
+}
+
+// TestShardedProxy: with cluster-proxy, a client that knows nothing of
+// the cluster (a plain connection, redis-cli without -c) works against any
+// node: the commands of slots another node leads run there, and the
+// replies of a pipeline mixing them come back in order. CLIENT PROXY OFF
+// gives MOVED again.
+func TestShardedProxy(t *testing.T) {
+	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-proxy", "yes")
+	waitBalanced(t, c, 15*time.Second)
+	conn := testutil.Dial(t, c.Nodes[0].Addr)
+	defer conn.Close()
+	// A pipeline of writes and reads over every shard, most of them led
+	// by the other nodes.
+	var raw []byte
+	for i := range 200 {
+		k := "p" + strconv.Itoa(i)
+		raw = append(raw, testutil.Command("SET", k, strconv.Itoa(i))...)
+		raw = append(raw, testutil.Command("GET", k)...)
+	}
+	conn.Send(raw)
+	for i := range 200 {
+		if r := conn.Read(); r.String() != "+OK" {
+			t.Fatalf("SET p%d = %v", i, r)
+		}
+		if r := conn.Read(); r.Str != strconv.Itoa(i) {
+			t.Fatalf("GET p%d = %v, want %d", i, r, i)
+		}
+	}
+	// A blocking pop served on another node.
+	other := testutil.Dial(t, c.Nodes[1].Addr)
+	defer other.Close()
+	conn.Send(testutil.Command("BLPOP", "queue", "5"))
+	time.Sleep(100 * time.Millisecond)
+	other.Do("RPUSH", "queue", "job")
+	if r := conn.Read(); r.String() != `["queue", "job"]` {
+		t.Fatalf("BLPOP = %v", r)
+	}
+	// redis-cli without -c.
+	if cli, err := exec.LookPath("redis-cli"); err == nil {
+		for i := range 20 {
+			out, err := exec.Command(cli, "-p", strconv.Itoa(c.Nodes[2].Port), "GET", "p"+strconv.Itoa(i)).Output()
+			if err != nil || strings.TrimSpace(string(out)) != strconv.Itoa(i) {
+				t.Fatalf("redis-cli GET p%d = %q, %v", i, out, err)
+			}
+		}
+	}
+	// Without the proxy, a key another node leads is MOVED.
+	if r := conn.Do("CLIENT", "PROXY", "OFF"); r.String() != "+OK" {
+		t.Fatalf("CLIENT PROXY OFF = %v", r)
+	}
+	moved := 0
+	for i := range 50 {
+		r := conn.Do("GET", "p"+strconv.Itoa(i))
+		if r.IsError() && strings.HasPrefix(r.Str, "MOVED ") {
+			moved++
+		} else if r.Str != strconv.Itoa(i) {
+			t.Fatalf("GET p%d without the proxy = %v", i, r)
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no key was MOVED with CLIENT PROXY OFF")
+	}
 }
