@@ -95,7 +95,7 @@ func sameInfoEntry(t *testing.T, want, got testutil.Reply) {
 				found = true
 			}
 		}
-		if !found {
+		if !found && !basaltOnly[gs.Elems[0].Str] {
 			t.Errorf("basalt has subcommand %s, Redis does not", gs.Elems[0].Str)
 		}
 	}
