@@ -1,0 +1,168 @@
+package server
+
+import (
+	"strconv"
+
+	"basalt/internal/cluster"
+	"basalt/internal/command"
+	"basalt/internal/shard"
+)
+
+// Routing in cluster mode: Redis Cluster's rules (getNodeByQuery) decide
+// which shard a command runs in, or answer CROSSSLOT, MOVED or CLUSTERDOWN;
+// a client that is not cluster-aware may have its commands proxied instead.
+
+const errCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
+
+// route picks the shard of a command in cluster mode, by Redis Cluster's
+// rule (getNodeByQuery): every key of the command in one slot. Inside
+// MULTI, each queued command is checked on its own, and EXEC checks that
+// all of them share one slot, and the watched keys their shard. It answers the error
+// and reports false if the command may not run.
+func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
+	if cmd.Name == "exec" {
+		if c.multi && !c.multiErr && c.txCross {
+			c.endMulti()
+			c.rejected = kind
+			c.reply().Error(errCrossSlot)
+			return false
+		}
+		c.sh = c.srv.keylessShard()
+		if c.txSlot >= 0 {
+			c.sh = c.srv.slotShard[c.txSlot]
+			if !c.sh.IsLeader() { // it moved since the commands were queued
+				c.endMulti()
+				c.redirect(c.txSlot)
+				return false
+			}
+		}
+		if len(c.watching) > 0 && c.watchShard != c.sh {
+			if c.txSlot < 0 {
+				c.sh = c.watchShard // the transaction has no keys: run it beside the watches
+			} else {
+				c.endMulti()
+				c.reply().Error(errCrossSlot)
+				return false
+			}
+		}
+		return true
+	}
+	slot := -1
+	keys := kind.SlotKeys(argv)
+	shardChannels := shardPubSub[cmd.Name]
+	if shardChannels { // routed by their channels' slot, as Redis Cluster does
+		keys = argv[1:]
+		if cmd.Name == "spublish" {
+			keys = argv[1:2]
+		}
+	}
+	for _, k := range keys {
+		switch s := int(cluster.KeySlot(k)); {
+		case slot == -1:
+			slot = s
+		case s != slot:
+			c.rejected = kind
+			c.rejectInMulti()
+			c.reply().Error(errCrossSlot)
+			return false
+		}
+	}
+	if c.multi && !isTxControl(cmd.Name) {
+		switch {
+		case slot < 0:
+		case !c.srv.slotShard[slot].IsLeader():
+			c.rejected = kind
+			c.rejectInMulti()
+			c.redirect(slot)
+			return false
+		case c.txSlot < 0:
+			c.txSlot = slot
+		case slot != c.txSlot:
+			c.txCross = true // Redis answers CROSSSLOT at EXEC
+		}
+		return true
+	}
+	if cmd.Name == "watch" && len(c.watching) > 0 && c.srv.slotShard[slot] != c.watchShard {
+		// The watches of one EXEC are checked by one shard's apply loop.
+		c.reply().Error(errCrossSlot)
+		return false
+	}
+	if slot < 0 {
+		c.sh = c.srv.keylessShard()
+		return true
+	}
+	c.sh = c.srv.slotShard[slot]
+	// Shard channels' messages stay on the node (SPUBLISH is not logged),
+	// so publishers and subscribers meet at the shard's leader.
+	if !c.sh.IsLeader() && (shardChannels || !(c.readonly && readsOnly(cmd, kind))) {
+		if addr := c.sh.LeaderAddr(); c.proxy && addr != "" && !shardChannels && cmd.Name != "watch" {
+			c.proxyTo(addr, argv)
+			return false
+		}
+		c.rejected = kind
+		c.redirect(slot)
+		return false
+	}
+	return true
+}
+
+// proxyTo runs a command of a slot another node leads on that node, for a
+// client that is not cluster-aware (cluster-proxy, CLIENT PROXY ON): the
+// command goes over the client's connection to that node (forward.go),
+// and its reply comes back in order. A transaction or a WATCH there gets
+// MOVED instead: they need the client on that node.
+func (c *Client) proxyTo(addr string, argv [][]byte) {
+	if c.up != nil && c.up.addr != addr {
+		c.drainUpstream(true)
+		c.closeUpstream()
+	}
+	c.proxyAddr = addr
+	c.forward(argv)
+	c.replyMark = markNone // the node that runs it counts it
+}
+
+// upstreamAddr is the node a client's commands are forwarded to: the
+// proxied slot's leader in cluster mode, else the group's leader.
+func (c *Client) upstreamAddr() string {
+	if c.srv.clustered() {
+		return c.proxyAddr
+	}
+	return c.srv.group().LeaderAddr()
+}
+
+// shardPubSub are the commands of shard channels (Redis 7's sharded pub/sub).
+var shardPubSub = map[string]bool{"ssubscribe": true, "sunsubscribe": true, "spublish": true}
+
+// redirect answers MOVED to the node that leads slot's shard, as Redis
+// Cluster answers for a slot another master serves, or CLUSTERDOWN while
+// the shard has no leader (an election, or a lost majority: a shard
+// without a majority never takes a write).
+func (c *Client) redirect(slot int) {
+	addr := c.srv.slotShard[slot].LeaderAddr()
+	if addr == "" {
+		c.reply().Error("CLUSTERDOWN The cluster is down")
+		return
+	}
+	c.reply().Error("MOVED " + strconv.Itoa(slot) + " " + addr)
+}
+
+// readsOnly reports whether a command only reads, so that a READONLY
+// client may run it on a replica.
+func readsOnly(cmd, kind *command.Command) bool {
+	if cmd.Flags&command.Script != 0 { // EVAL may write, EVAL_RO may not
+		return cmd.Flags&command.ReadOnly != 0
+	}
+	return !kind.IsWrite() && cmd.Flags&(command.Conn|command.Blocking) == 0 && kind.Flags&command.AllowBusy == 0
+}
+
+// keylessShard is where a command without keys runs (EVAL with none,
+// PUBLISH in a cluster, MULTI with no keys): the first shard this node
+// leads, or the first shard.
+func (s *Server) keylessShard() *shard.Shard {
+	for _, sh := range s.shards {
+		if sh.IsLeader() {
+			return sh
+		}
+	}
+	return s.shards[0]
+}
