@@ -32,10 +32,10 @@ trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
 build_basalt
 
-pin() { # pin CPUS command...: run under taskset when CPUS is set
+pin() { # pin CPUS command...: become command, under taskset when CPUS is set
 	local cpus=$1
 	shift
-	if [ -n "$cpus" ]; then taskset -c "$cpus" "$@"; else "$@"; fi
+	if [ -n "$cpus" ]; then exec taskset -c "$cpus" "$@"; else exec "$@"; fi
 }
 
 # start NAME command...: start a server on a free port; sets PORT and PID.
@@ -44,7 +44,7 @@ start() {
 	shift
 	PORT=$(free_port)
 	mkdir -p "$WORK/$name"
-	pin "${SERVER_CPUS:-}" "$@" --port "$PORT" --bind 127.0.0.1 --dir "$WORK/$name" >"$WORK/$name.log" 2>&1 &
+	(pin "${SERVER_CPUS:-}" "$@" --port "$PORT" --bind 127.0.0.1 --dir "$WORK/$name" >"$WORK/$name.log" 2>&1) &
 	PID=$!
 	PIDS+=("$PID")
 	wait_ready "$PORT" "$PID"
@@ -57,7 +57,7 @@ measure() {
 	for p in $PIPELINES; do
 		for t in ${TESTS//,/ }; do
 			before=$(cpu_ticks "$PID")
-			out=$(pin "${CLIENT_CPUS:-}" redis-benchmark -p "$PORT" -t "$t" -n "$N" -c "$CLIENTS" -P "$p" -r "$KEYSPACE" -q 2>/dev/null | tr '\r' '\n' | grep 'requests per second' | tail -1)
+			out=$( (pin "${CLIENT_CPUS:-}" redis-benchmark -p "$PORT" -t "$t" -n "$N" -c "$CLIENTS" -P "$p" -r "$KEYSPACE" -q 2>/dev/null) | tr '\r' '\n' | grep 'requests per second' | tail -1)
 			after=$(cpu_ticks "$PID")
 			rps=$(echo "$out" | awk '{ print $2 }')
 			printf '%-10s P=%-3s %-5s %12s req/s %8.1f µs CPU/req\n' "$1" "$p" "$t" "$rps" \
