@@ -1,21 +1,18 @@
 package shard
 
 import (
-	"bytes"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"basalt/internal/testutil"
 )
 
 // A sync of the log over slowSync is logged at notice with its duration,
 // once per slowLogEvery; one over slowSave at warning; fast ones not at
 // all. Every one is counted.
 func TestSlowSyncLog(t *testing.T) {
-	var buf bytes.Buffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
+	buf := testutil.CaptureLog(t)
 
 	s := &Shard{}
 	s.Stats.SyncSeconds = newHistogram(syncBounds...)

@@ -1,10 +1,10 @@
 package store
 
 import (
-	"bytes"
-	"log/slog"
 	"strings"
 	"testing"
+
+	"basalt/internal/testutil"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -13,10 +13,7 @@ import (
 // end with how long it lasted; a second one within stallLogEvery is
 // counted, not logged.
 func TestWriteStallLog(t *testing.T) {
-	var buf bytes.Buffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
+	buf := testutil.CaptureLog(t)
 
 	st := &stalls{limit: LogLimit{Period: stallLogEvery}}
 	l := st.listener()
