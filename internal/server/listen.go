@@ -126,15 +126,11 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 		full := len(s.clients) >= s.cfg.MaxClients
 		s.mu.Unlock()
 		if full {
-			s.Stats.Rejected.Add(1)
-			nc.Write([]byte("-ERR max number of clients reached\r\n"))
-			nc.Close()
+			s.refuse(nc, "-ERR max number of clients reached\r\n", "maxclients")
 			continue
 		}
 		if s.protectedRefuses(nc) {
-			s.Stats.Rejected.Add(1)
-			nc.Write([]byte(errProtected))
-			nc.Close()
+			s.refuse(nc, errProtected, "protected mode")
 			continue
 		}
 		c := newClient(s, nc)
@@ -216,3 +212,18 @@ func (a unixAddr) String() string  { return string(a) + ":0" }
 
 func (c unixConn) RemoteAddr() net.Addr { return c.addr }
 func (c unixConn) LocalAddr() net.Addr  { return c.addr }
+
+// refusedLogEvery is how often a refused client is logged: a flood of
+// connections must not flood the log.
+const refusedLogEvery = 10 * time.Second
+
+// refuse answers a connection basalt will not serve with Redis's error,
+// closes it, and logs it with the reason.
+func (s *Server) refuse(nc net.Conn, reply, why string) {
+	s.Stats.Rejected.Add(1)
+	nc.Write([]byte(reply))
+	nc.Close()
+	if missed, ok := s.refusedLog.Allow(); ok {
+		slog.Info("refused a client", "addr", nc.RemoteAddr().String(), "why", why, "refused_since_last_line", missed)
+	}
+}

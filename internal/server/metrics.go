@@ -136,6 +136,7 @@ func (m infoCollector) Collect(ch chan<- prometheus.Metric) {
 		emit("basalt_pebble_block_cache_bytes", "Pebble block cache in use", prometheus.GaugeValue, float64(pm.BlockCache.Size), nil)
 		emit("basalt_pebble_block_cache_hits_total", "Pebble block cache hits", prometheus.CounterValue, float64(pm.BlockCache.Hits), nil)
 		emit("basalt_pebble_block_cache_misses_total", "Pebble block cache misses", prometheus.CounterValue, float64(pm.BlockCache.Misses), nil)
+		emit("basalt_pebble_write_stalls_total", "Pebble write stalls (writes wait for a flush or a compaction)", prometheus.CounterValue, float64(g.Store().WriteStalls()), nil)
 	}
 	values := make([]string, len(instanceLabels))
 	for i, l := range instanceLabels {

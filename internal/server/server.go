@@ -55,6 +55,8 @@ type Server struct {
 	wg              sync.WaitGroup
 	Stats           Stats
 	shutdown        chan struct{} // closed by SHUTDOWN or a signal
+
+	refusedLog store.LogLimit // the lines of refused clients (listen.go)
 }
 
 // Stats are server-wide counters for INFO.
@@ -120,6 +122,7 @@ func New(cfg Config) (*Server, error) {
 		origins:  origins,
 		shutdown: make(chan struct{}),
 	}
+	s.refusedLog.Period = refusedLogEvery
 	if topo != nil {
 		s.slotShard = make([]*shard.Shard, cluster.SlotCount)
 		for slot, i := range topo.ShardBySlot() {

@@ -67,3 +67,36 @@ func (s *Shard) watchDisk() {
 		}
 	}
 }
+
+// A slow disk. With appendfsync always every write's reply waits for a
+// sync of the log, so a slow one is worth a line; one that holds up the
+// log past slowSave also holds up Raft's heartbeats (nothing else runs on
+// the goroutine that saves), and past the election timeout followers
+// elect a new leader.
+const (
+	slowSync     = 100 * time.Millisecond
+	slowSave     = 500 * time.Millisecond
+	slowLogEvery = 10 * time.Second // a disk that stays slow, once per this
+)
+
+// synced records a sync of the log that took took: its latency for INFO
+// and /metrics, and a line when the disk was slow.
+func (s *Shard) synced(took time.Duration) {
+	s.Stats.Syncs.Add(1)
+	s.Stats.SyncSeconds.Observe(took.Seconds())
+	switch {
+	case took > slowSave:
+		s.heldUp(took)
+	case took > slowSync:
+		if missed, ok := s.slowSyncs.Allow(); ok {
+			slog.Info("raft: slow fsync of the log", "took", took.Round(time.Millisecond), "slow_since_last_line", missed)
+		}
+	}
+}
+
+// heldUp logs a save of the log that took past slowSave.
+func (s *Shard) heldUp(took time.Duration) {
+	if missed, ok := s.stalledLog.Allow(); ok {
+		slog.Warn("raft: a slow disk held up the log", "took", took.Round(time.Millisecond), "slow_since_last_line", missed)
+	}
+}

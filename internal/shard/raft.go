@@ -419,9 +419,6 @@ func (n *node) failReads() {
 	n.queued = nil
 }
 
-// slowSave is how long a save of the log may take before it is logged.
-const slowSave = 500 * time.Millisecond
-
 func (n *node) handleReady(rd raft.Ready) error {
 	// A snapshot is always synced: the store's install of it is, and the
 	// log must not end before the store after a crash.
@@ -430,19 +427,15 @@ func (n *node) handleReady(rd raft.Ready) error {
 	if err := n.log.Save(rd.Snapshot, rd.HardState, rd.Entries, sync); err != nil {
 		return fmt.Errorf("saving raft state: %w", err)
 	}
-	if took := time.Since(start); took > slowSave {
-		// Nothing else runs on this goroutine meanwhile, heartbeats
-		// included: past the election timeout, followers elect a new leader.
-		slog.Warn("raft: a slow disk held up the log", "took", took, "entries", len(rd.Entries))
+	if took := time.Since(start); sync {
+		n.s.synced(took)
+	} else if took > slowSave {
+		n.s.heldUp(took)
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		snap := rd.Snapshot
 		n.setMembers(snap.Metadata.ConfState)
 		n.s.events <- event{snap: &snap}
-	}
-	if sync {
-		n.s.Stats.Syncs.Add(1)
-		n.s.Stats.SyncSeconds.Observe(time.Since(start).Seconds())
 	}
 	if n.tr != nil {
 		n.tr.Send(rd.Messages) // a MsgSnap's outcome comes back on snapc

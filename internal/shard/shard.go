@@ -188,6 +188,8 @@ type Shard struct {
 	node  *node
 	props chan *Proposal
 	fsync atomic.Int32
+	// slowSyncs and stalledLog limit the lines of a slow disk (disk.go).
+	slowSyncs, stalledLog store.LogLimit
 
 	events   chan event
 	applied  atomic.Uint64 // the last entry in the store, visible to reads
@@ -307,6 +309,7 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 		compacted: applied,
 	}
 	s.Stats.SyncSeconds, s.Stats.GroupRecords = newHistogram(syncBounds...), newHistogram(groupBounds...)
+	s.slowSyncs.Period, s.stalledLog.Period = slowLogEvery, slowLogEvery
 	s.applied.Store(applied)
 	ch := make(chan struct{})
 	s.appliedC.Store(&ch)
@@ -1139,8 +1142,7 @@ func (s *Shard) syncer() {
 			if Fsync(s.fsync.Load()) == FsyncEverySec {
 				start := time.Now()
 				if err := s.node.log.Sync(); err == nil {
-					s.Stats.Syncs.Add(1)
-					s.Stats.SyncSeconds.Observe(time.Since(start).Seconds())
+					s.synced(time.Since(start))
 				}
 			}
 		}

@@ -37,6 +37,7 @@ type Store struct {
 	funcs        functionCache   // the function space FCALL reads (function.go)
 	opts         *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
 	slots        cluster.Slots   // Options.Slots
+	stalls       *stalls         // Pebble's write stalls (stall.go)
 
 	// installing orders reads against InstallSnapshot, which replaces the
 	// whole store (Pebble's data, the cache, the database map, the
@@ -139,6 +140,9 @@ func Open(dir string, o Options) (*Store, error) {
 	for i := range popts.Levels {
 		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	st := &stalls{limit: LogLimit{Period: stallLogEvery}}
+	listener := st.listener()
+	popts.EventListener = &listener
 	c := pebble.NewCache(o.CacheSize)
 	defer c.Unref()
 	popts.Cache = c
@@ -147,7 +151,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases), cache: newMetaCache(max(o.MetaCacheSize, 0)), opts: popts, slots: o.Slots}
+	s := &Store{pdb: pdb, counts: make([]atomic.Int64, o.Databases), expires: make([]atomic.Int64, o.Databases), cache: newMetaCache(max(o.MetaCacheSize, 0)), opts: popts, slots: o.Slots, stalls: st}
 	if err := s.load(); err != nil {
 		pdb.Close()
 		return nil, err

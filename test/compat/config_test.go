@@ -462,7 +462,7 @@ func TestConfigMetrics(t *testing.T) {
 		"basalt_raft_term ", "basalt_records_applied_total ", "basalt_log_syncs_total ", "basalt_raft_apply_lag ",
 		"basalt_raft_leader_changes_total 1", "basalt_raft_snapshots_sent_total 0", `basalt_log_sync_seconds_bucket{le="0.001"} `,
 		`basalt_group_commit_records_bucket{le="+Inf"} `, "basalt_disk_used_bytes ",
-		"basalt_pebble_compactions_total ", "basalt_pebble_l0_files ", "basalt_pebble_block_cache_hits_total ", "go_goroutines ", "process_resident_memory_bytes ",
+		"basalt_pebble_compactions_total ", "basalt_pebble_write_stalls_total 0", "basalt_pebble_l0_files ", "basalt_pebble_block_cache_hits_total ", "go_goroutines ", "process_resident_memory_bytes ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %q", want)
