@@ -32,6 +32,16 @@ func (s Slots) Contains(slot uint16) bool {
 	return false
 }
 
+// Merge adds r, which starts after every range of s, joining it to the
+// last range if they touch.
+func (s Slots) Merge(r SlotRange) Slots {
+	if n := len(s); n > 0 && s[n-1].End+1 == r.Start {
+		s[n-1].End = r.End
+		return s
+	}
+	return append(s, r)
+}
+
 // Count is the number of slots in the set.
 func (s Slots) Count() int {
 	n := 0

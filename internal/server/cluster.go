@@ -226,14 +226,9 @@ func (c *Client) nodeAddr(id uint64) (ip string, port int) {
 func (s *Server) ledSlots(id uint64) cluster.Slots {
 	var out cluster.Slots
 	for i, sh := range s.topo.Shards {
-		if s.leaderOf(i) != id {
-			continue
-		}
-		for _, r := range sh.Slots {
-			if n := len(out); n > 0 && out[n-1].End+1 == r.Start {
-				out[n-1].End = r.End
-			} else {
-				out = append(out, r)
+		if s.leaderOf(i) == id {
+			for _, r := range sh.Slots {
+				out = out.Merge(r)
 			}
 		}
 	}
@@ -292,61 +287,57 @@ func (c *Client) writeNode(w *resp.Writer, id uint64) {
 	w.MapLen(0) // no hostname
 }
 
-func (c *Client) clusterSlots(w *resp.Writer) {
-	type entry struct {
-		r     cluster.SlotRange
-		nodes []uint64
-	}
-	var entries []entry
-	for i, sh := range c.srv.topo.Shards {
-		nodes, ok := c.srv.shardNodes(i)
-		if !ok {
-			continue
+// slotGroup is a run of shards with the same replicas and leader: their
+// slots, adjacent ranges merged, and their nodes, the leader first (none
+// while they have no leader).
+type slotGroup struct {
+	slots cluster.Slots
+	nodes []uint64
+}
+
+// slotGroups are the shards as SLOTS and SHARDS describe them: a lone
+// node is one group holding every slot.
+func (s *Server) slotGroups() []slotGroup {
+	var out []slotGroup
+	for i, sh := range s.topo.Shards {
+		nodes, _ := s.shardNodes(i)
+		if n := len(out); n == 0 || !slices.Equal(out[n-1].nodes, nodes) {
+			out = append(out, slotGroup{nodes: nodes})
 		}
+		last := &out[len(out)-1]
 		for _, r := range sh.Slots {
-			if n := len(entries); n > 0 && entries[n-1].r.End+1 == r.Start && slices.Equal(entries[n-1].nodes, nodes) {
-				entries[n-1].r.End = r.End
-			} else {
-				entries = append(entries, entry{r, nodes})
-			}
+			last.slots = last.slots.Merge(r)
 		}
 	}
-	w.ArrayLen(len(entries))
-	for _, e := range entries {
-		w.ArrayLen(2 + len(e.nodes))
-		w.Int(int64(e.r.Start))
-		w.Int(int64(e.r.End))
-		for _, id := range e.nodes {
-			c.writeNode(w, id)
+	return out
+}
+
+func (c *Client) clusterSlots(w *resp.Writer) {
+	groups := c.srv.slotGroups()
+	n := 0
+	for _, g := range groups {
+		if g.nodes != nil {
+			n += len(g.slots)
+		}
+	}
+	w.ArrayLen(n)
+	for _, g := range groups {
+		if g.nodes == nil {
+			continue // no leader: its slots are not served
+		}
+		for _, r := range g.slots {
+			w.ArrayLen(2 + len(g.nodes))
+			w.Int(int64(r.Start))
+			w.Int(int64(r.End))
+			for _, id := range g.nodes {
+				c.writeNode(w, id)
+			}
 		}
 	}
 }
 
 func (c *Client) clusterShards(w *resp.Writer) {
-	// A lone node is one Redis shard holding every slot.
-	type entry struct {
-		slots cluster.Slots
-		nodes []uint64
-	}
-	var entries []entry
-	for i, sh := range c.srv.topo.Shards {
-		nodes, ok := c.srv.shardNodes(i)
-		if !ok {
-			nodes = nil
-		}
-		if n := len(entries); n > 0 && slices.Equal(entries[n-1].nodes, nodes) {
-			last := &entries[n-1]
-			for _, r := range sh.Slots {
-				if k := len(last.slots); k > 0 && last.slots[k-1].End+1 == r.Start {
-					last.slots[k-1].End = r.End
-				} else {
-					last.slots = append(last.slots, r)
-				}
-			}
-			continue
-		}
-		entries = append(entries, entry{slices.Clone(sh.Slots), nodes})
-	}
+	entries := c.srv.slotGroups()
 	w.ArrayLen(len(entries))
 	for _, e := range entries {
 		w.MapLen(2)
