@@ -246,6 +246,10 @@ func cmdFcall(c *Ctx, readOnly bool) {
 		return
 	}
 	fn := lib.funcs[lib.find(string(c.Args[1]))]
+	if fn.flags&flagNoCluster != 0 && c.Tx.Clustered() {
+		c.W.Error(errNoCluster)
+		return
+	}
 	noWrites := fn.flags&flagNoWrites != 0
 	if readOnly && !noWrites {
 		c.W.Error("ERR Can not execute a script with write flag using *_ro command.")

@@ -31,7 +31,14 @@ import (
 // scripts_flags_def), which FUNCTION LIST keeps.
 var scriptFlagNames = []string{"no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"}
 
-const flagNoWrites = 1
+const (
+	flagNoWrites  = 1 << 0
+	flagNoCluster = 1 << 3
+)
+
+// errNoCluster answers a script or function flagged no-cluster in cluster
+// mode.
+const errNoCluster = "ERR Can not run script on cluster, 'no-cluster' flag is set."
 
 // libFunc is a function a library registers.
 type libFunc struct {

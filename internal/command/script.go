@@ -3,6 +3,7 @@ package command
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,8 +74,9 @@ type script struct {
 	body  []byte
 	proto *lua.FunctionProto
 	// From a "#!lua flags=..." first line: shebang says there is one,
-	// noWrites that the script may not write (it then runs as a read).
-	shebang, noWrites bool
+	// noWrites that the script may not write (it then runs as a read),
+	// noCluster that it may not run in cluster mode.
+	shebang, noWrites, noCluster bool
 }
 
 // scripts is the script cache: SCRIPT LOAD and EVAL add to it, SCRIPT
@@ -129,7 +131,8 @@ func loadScript(body []byte) (*script, string) {
 	if msg != "" {
 		return nil, msg
 	}
-	s = &script{sha: sha, body: append([]byte(nil), body...), proto: proto, shebang: shebang, noWrites: noWrites}
+	s = &script{sha: sha, body: append([]byte(nil), body...), proto: proto, shebang: shebang, noWrites: noWrites,
+		noCluster: shebang && shebangHasFlag(body, "no-cluster")}
 	scripts.Lock()
 	scripts.m[sha] = s
 	scripts.byBody[string(s.body)] = s
@@ -154,6 +157,17 @@ func compileLua(src string, body []byte, chunk, prefix string) (*lua.FunctionPro
 	// "..." that way. A third of an EVALSHA's allocations went there.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, ""
+}
+
+// shebangHasFlag reports whether a valid shebang's flags= list names flag.
+func shebangHasFlag(body []byte, flag string) bool {
+	line, _, _ := strings.Cut(string(body), "\n")
+	for _, p := range strings.Split(line, " ") {
+		if flags, ok := strings.CutPrefix(p, "flags="); ok && slices.Contains(strings.Split(flags, ","), flag) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseShebang reads Redis 7's "#!lua flags=no-writes,..." first line.
@@ -318,6 +332,9 @@ func cmdEval(c *Ctx, readOnly bool) {
 		return
 	}
 	s, msg := loadScript(c.Args[1])
+	if msg == "" && s.noCluster && c.Tx.Clustered() {
+		msg = errNoCluster
+	}
 	if msg == "" {
 		msg = roCheck(s, readOnly)
 	}

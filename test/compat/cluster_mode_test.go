@@ -89,6 +89,10 @@ WATCH a b
 EVAL "return 1" 2 a b
 EVAL "return redis.call('get', KEYS[1])" 1 foo
 EVAL "redis.call('set', KEYS[1], 1) return redis.call('set', ARGV[1], 1)" 1 ` + sameShard[0] + " " + sameShard[1] + `
+EVAL "#!lua flags=no-cluster\nreturn 1" 0
+EVAL "#!lua flags=no-writes\nreturn 1" 0
+FUNCTION LOAD "#!lua name=nc\nredis.register_function{function_name='nc', callback=function() return 1 end, flags={'no-cluster'}}"
+FCALL nc 0
 DBSIZE
 @unordered KEYS *
 ASKING
