@@ -157,7 +157,7 @@ func balanced(c *testutil.Cluster) (string, error) {
 // the cluster (a plain connection, redis-cli without -c) works against any
 // node: the commands of slots another node leads run there, and the
 // replies of a pipeline mixing them come back in order. CLIENT PROXY OFF
-// gives MOVED again.
+// gives MOVED again. redis-benchmark --cluster runs against the cluster too.
 func TestShardedProxy(t *testing.T) {
 	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-proxy", "yes")
 	waitBalanced(t, c, 15*time.Second)
@@ -196,6 +196,15 @@ func TestShardedProxy(t *testing.T) {
 			if err != nil || strings.TrimSpace(string(out)) != strconv.Itoa(i) {
 				t.Fatalf("redis-cli GET p%d = %q, %v", i, out, err)
 			}
+		}
+	}
+	// redis-benchmark --cluster (it needs more than one node) spreads its
+	// keys over the masters CLUSTER NODES shows.
+	if bench, err := exec.LookPath("redis-benchmark"); err == nil {
+		out, err := exec.Command(bench, "--cluster", "-p", strconv.Itoa(c.Nodes[0].Port), "-t", "set,get", "-n", "2000", "-c", "10", "-r", "1000", "-q").CombinedOutput()
+		text := strings.ReplaceAll(string(out), "\r", "\n")
+		if err != nil || !strings.Contains(text, "SET: ") || !strings.Contains(text, "GET: ") {
+			t.Fatalf("redis-benchmark --cluster: %v\n%s", err, text)
 		}
 	}
 	// Without the proxy, a key another node leads is MOVED.
