@@ -120,23 +120,44 @@ func (m infoCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	// The first shard's figures (the node's one group outside cluster mode).
-	g := m.s.group()
-	for name, h := range map[string]*shard.Histogram{"basalt_log_sync_seconds": g.Stats.SyncSeconds, "basalt_group_commit_records": g.Stats.GroupRecords} {
-		buckets, count, sum := h.Read()
-		ch <- prometheus.MustNewConstHistogram(prometheus.NewDesc(name, "the log's syncs (seconds); the records of each group commit", nil, nil), count, sum, buckets)
-	}
-	if db := g.Store().Pebble(); db != nil {
-		pm := db.Metrics()
-		emit("basalt_pebble_compactions_total", "Pebble compactions", prometheus.CounterValue, float64(pm.Compact.Count), nil)
-		emit("basalt_pebble_flushes_total", "Pebble memtable flushes", prometheus.CounterValue, float64(pm.Flush.Count), nil)
-		emit("basalt_pebble_l0_files", "Pebble sstables in L0 (many: writes outrun compactions)", prometheus.GaugeValue, float64(pm.Levels[0].TablesCount), nil)
-		emit("basalt_pebble_l0_sublevels", "Pebble L0 sublevels (read amplification)", prometheus.GaugeValue, float64(pm.Levels[0].Sublevels), nil)
-		emit("basalt_pebble_read_amplification", "Pebble read amplification", prometheus.GaugeValue, float64(pm.ReadAmp()), nil)
-		emit("basalt_pebble_block_cache_bytes", "Pebble block cache in use", prometheus.GaugeValue, float64(pm.BlockCache.Size), nil)
-		emit("basalt_pebble_block_cache_hits_total", "Pebble block cache hits", prometheus.CounterValue, float64(pm.BlockCache.Hits), nil)
-		emit("basalt_pebble_block_cache_misses_total", "Pebble block cache misses", prometheus.CounterValue, float64(pm.BlockCache.Misses), nil)
-		emit("basalt_pebble_write_stalls_total", "Pebble write stalls (writes wait for a flush or a compaction)", prometheus.CounterValue, float64(g.Store().WriteStalls()), nil)
+	// Per shard (one, "0", outside cluster mode): the log's syncs and group
+	// commits, and Pebble's figures; in cluster mode also each shard's Raft
+	// state as this node sees it.
+	for i, sh := range m.s.shards {
+		id := strconv.Itoa(i)
+		for name, h := range map[string]*shard.Histogram{"basalt_log_sync_seconds": sh.Stats.SyncSeconds, "basalt_group_commit_records": sh.Stats.GroupRecords} {
+			buckets, count, sum := h.Read()
+			ch <- prometheus.MustNewConstHistogram(prometheus.NewDesc(name, "the log's syncs (seconds); the records of each group commit", []string{"shard"}, nil), count, sum, buckets, id)
+		}
+		if db := sh.Store().Pebble(); db != nil {
+			pm := db.Metrics()
+			for _, g := range []struct {
+				name, help string
+				kind       prometheus.ValueType
+				v          float64
+			}{
+				{"basalt_pebble_compactions_total", "Pebble compactions", prometheus.CounterValue, float64(pm.Compact.Count)},
+				{"basalt_pebble_flushes_total", "Pebble memtable flushes", prometheus.CounterValue, float64(pm.Flush.Count)},
+				{"basalt_pebble_l0_files", "Pebble sstables in L0 (many: writes outrun compactions)", prometheus.GaugeValue, float64(pm.Levels[0].TablesCount)},
+				{"basalt_pebble_l0_sublevels", "Pebble L0 sublevels (read amplification)", prometheus.GaugeValue, float64(pm.Levels[0].Sublevels)},
+				{"basalt_pebble_read_amplification", "Pebble read amplification", prometheus.GaugeValue, float64(pm.ReadAmp())},
+				{"basalt_pebble_block_cache_bytes", "Pebble block cache in use", prometheus.GaugeValue, float64(pm.BlockCache.Size)},
+				{"basalt_pebble_block_cache_hits_total", "Pebble block cache hits", prometheus.CounterValue, float64(pm.BlockCache.Hits)},
+				{"basalt_pebble_block_cache_misses_total", "Pebble block cache misses", prometheus.CounterValue, float64(pm.BlockCache.Misses)},
+				{"basalt_pebble_write_stalls_total", "Pebble write stalls (writes wait for a flush or a compaction)", prometheus.CounterValue, float64(sh.Store().WriteStalls())},
+			} {
+				emit(g.name, g.help, g.kind, g.v, []string{"shard"}, id)
+			}
+		}
+		if m.s.clustered() {
+			st := sh.Status()
+			emit("basalt_shard_raft_term", "the shard's Raft term", prometheus.GaugeValue, float64(st.Term), []string{"shard"}, id)
+			emit("basalt_shard_commit_index", "the shard's committed log index", prometheus.GaugeValue, float64(st.Commit), []string{"shard"}, id)
+			emit("basalt_shard_applied_index", "the shard's applied log index", prometheus.GaugeValue, float64(st.Applied), []string{"shard"}, id)
+			emit("basalt_shard_apply_lag", "entries the shard has committed and not applied", prometheus.GaugeValue, float64(st.Commit-min(st.Applied, st.Commit)), []string{"shard"}, id)
+			emit("basalt_shard_leader", "1 if this node leads the shard", prometheus.GaugeValue, boolFloat(sh.IsLeader()), []string{"shard"}, id)
+			emit("basalt_shard_leader_changes_total", "the shard's leader changes this node saw", prometheus.CounterValue, float64(sh.Stats.LeaderChanges.Load()), []string{"shard"}, id)
+		}
 	}
 	values := make([]string, len(instanceLabels))
 	for i, l := range instanceLabels {

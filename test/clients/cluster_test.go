@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -331,4 +333,51 @@ func startErr(t *testing.T, dir string) (string, error) {
 		return "", errors.New(string(out))
 	}
 	return string(out), nil
+}
+
+// TestClusterMetrics: /metrics of a node in cluster mode has each shard's
+// figures under a shard label, and they move with writes to that shard.
+func TestClusterMetrics(t *testing.T) {
+	port := testutil.FreePort(t)
+	p := testutil.StartBasalt(t, "", "--cluster-enabled", "yes", "--cluster-shards", "2", "--metrics-addr", "127.0.0.1:"+strconv.Itoa(port))
+	scrape := func() string {
+		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	applied := func(text, shard string) int {
+		prefix := `basalt_shard_applied_index{shard="` + shard + `"} `
+		for _, line := range strings.Split(text, "\n") {
+			if v, ok := strings.CutPrefix(line, prefix); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+		t.Fatalf("/metrics lacks %s", prefix)
+		return 0
+	}
+	before := scrape()
+	for _, want := range []string{`basalt_shard_leader{shard="0"} 1`, `basalt_shard_leader{shard="1"} 1`, `basalt_shard_raft_term{shard="1"} `,
+		`basalt_shard_apply_lag{shard="0"} 0`, `basalt_log_sync_seconds_count{shard="1"} `, `basalt_pebble_l0_files{shard="0"} `} {
+		if !strings.Contains(before, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// "a" is in slot 15495, shard 1 of 2: only that shard's log moves.
+	c := testutil.Dial(t, p.Addr)
+	defer c.Close()
+	for i := range 20 {
+		c.Do("SET", "{a}"+strconv.Itoa(i), "v")
+	}
+	after := scrape()
+	if d := applied(after, "1") - applied(before, "1"); d < 1 {
+		t.Errorf("shard 1 applied %d entries over 20 writes to its slot", d)
+	}
+	if d := applied(after, "0") - applied(before, "0"); d != 0 {
+		t.Errorf("shard 0 applied %d entries over writes to shard 1's slot", d)
+	}
 }

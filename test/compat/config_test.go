@@ -460,9 +460,9 @@ func TestConfigMetrics(t *testing.T) {
 		"redis_memory_used_bytes ", "redis_memory_max_bytes 0", "redis_number_of_cached_scripts 1", "redis_connected_slaves 0",
 		`redis_instance_info{master_replid=`, `role="master"`, "redis_aof_last_write_status 1", "redis_uptime_in_seconds ",
 		"basalt_raft_term ", "basalt_records_applied_total ", "basalt_log_syncs_total ", "basalt_raft_apply_lag ",
-		"basalt_raft_leader_changes_total 1", "basalt_raft_snapshots_sent_total 0", `basalt_log_sync_seconds_bucket{le="0.001"} `,
-		`basalt_group_commit_records_bucket{le="+Inf"} `, "basalt_disk_used_bytes ",
-		"basalt_pebble_compactions_total ", "basalt_pebble_write_stalls_total 0", "basalt_pebble_l0_files ", "basalt_pebble_block_cache_hits_total ", "go_goroutines ", "process_resident_memory_bytes ",
+		"basalt_raft_leader_changes_total 1", "basalt_raft_snapshots_sent_total 0", `basalt_log_sync_seconds_bucket{shard="0",le="0.001"} `,
+		`basalt_group_commit_records_bucket{shard="0",le="+Inf"} `, "basalt_disk_used_bytes ",
+		`basalt_pebble_compactions_total{shard="0"} `, `basalt_pebble_write_stalls_total{shard="0"} 0`, `basalt_pebble_l0_files{shard="0"} `, `basalt_pebble_block_cache_hits_total{shard="0"} `, "go_goroutines ", "process_resident_memory_bytes ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %q", want)
@@ -474,7 +474,7 @@ func TestConfigMetrics(t *testing.T) {
 	}
 	after := scrape()
 	for _, name := range []string{"basalt_records_applied_total", "basalt_log_syncs_total", "basalt_raft_commit_index", "redis_commands_processed_total",
-		"basalt_log_sync_seconds_count", "basalt_group_commit_records_count"} {
+		`basalt_log_sync_seconds_count{shard="0"}`, `basalt_group_commit_records_count{shard="0"}`} {
 		if v0, v1 := value(text, name), value(after, name); v1 < v0+50 {
 			t.Errorf("%s went from %v to %v over 50 writes", name, v0, v1)
 		}
