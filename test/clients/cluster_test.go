@@ -260,6 +260,18 @@ print('ok')
 
 // TestIORedisCluster runs node/cluster.js: ioredis's Cluster class.
 func TestIORedisCluster(t *testing.T) {
+	runNodeClusterScript(t, "cluster.js")
+}
+
+// TestNodeRedisCluster runs node/cluster-node-redis.js: node-redis's
+// createCluster (the redis package pinned in node/package-lock.json).
+func TestNodeRedisCluster(t *testing.T) {
+	runNodeClusterScript(t, "cluster-node-redis.js")
+}
+
+// runNodeClusterScript runs a script of node/ against a node in cluster
+// mode, with its port in BASALT_PORT, for at most 60s.
+func runNodeClusterScript(t *testing.T, script string) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed (scripts/test.sh installs nodejs)")
@@ -272,13 +284,19 @@ func TestIORedisCluster(t *testing.T) {
 	p := startShardedNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "cluster.js")
+	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Dir = nodeDir
 	cmd.Env = append(os.Environ(), "BASALT_PORT="+strconv.Itoa(p.Port))
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("node %s did not finish within 60s:\n%s", script, out)
+	}
 	if err != nil {
-		t.Fatalf("node cluster.js: %v\n%s", err, out)
+		t.Fatalf("node %s: %v\n%s", script, err, out)
+	}
+	if !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("node %s did not print ok:\n%s", script, out)
 	}
 }
 
