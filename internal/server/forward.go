@@ -113,7 +113,7 @@ func (c *Client) forwardAs(argv [][]byte, r upReply) {
 		c.watchLost = false
 	}
 	if c.up == nil {
-		if err := c.dialLeader(c.upstreamAddr()); err != nil {
+		if err := c.dialUpstream(); err != nil {
 			if r.pub != nil {
 				c.srv.origins.drop(r.pub)
 			}
@@ -210,6 +210,31 @@ func (u *upstream) sendAs(argv [][]byte, r upReply) {
 		u.w.WriteString("\r\n")
 	}
 	u.replies = append(u.replies, r)
+}
+
+// leaderWait bounds how long a command waits for a leader to dial: a
+// little more than an election takes (1 to 2 s), so that a failover shows
+// a follower's clients a pause rather than errors.
+const leaderWait = 3 * time.Second
+
+// dialUpstream opens the client's connection to the leader. Outside
+// cluster mode, while no leader is known or the last one does not answer
+// (it died, and the group has not elected another yet), it tries again
+// until leaderWait has passed. A command that had not reached the old
+// leader then runs on the new one.
+func (c *Client) dialUpstream() error {
+	deadline := time.Now().Add(leaderWait)
+	for {
+		err := c.dialLeader(c.upstreamAddr())
+		if err == nil || err == errLeaderLost || c.srv.clustered() || time.Now().After(deadline) {
+			return err // errLeaderLost: the setup was sent, and the client's connection is closing
+		}
+		select {
+		case <-c.srv.closed:
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // dialLeader opens the client's connection to the leader at addr and gives

@@ -324,3 +324,64 @@ func waitLeaderIs(t *testing.T, c *testutil.Cluster, want int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestFailoverUnnoticed: a follower's clients see a leader's SIGKILL as a
+// pause. A command in flight to the dead leader fails, saying so (its
+// outcome is unknown), and its connection closes, as if connected to that
+// leader; the commands after it wait for the new leader instead of failing
+// with TRYAGAIN while the group elects one.
+func TestFailoverUnnoticed(t *testing.T) {
+	c := testutil.StartCluster(t, 3)
+	l := c.WaitLeader(t, 15*time.Second)
+	follower := c.Nodes[(l+1)%3].Addr
+	stop := make(chan struct{})
+	type tally struct{ ok, inFlight, other int }
+	results := make(chan tally, 2)
+	for _, cmd := range [][]string{{"GET", "k"}, {"INCR", "n"}} {
+		go func() {
+			var r tally
+			defer func() { results <- r }()
+			var conn *testutil.Conn
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if conn == nil {
+					var err error
+					if conn, err = testutil.DialErr(follower); err != nil {
+						r.other++
+						return
+					}
+					conn.Timeout = 10 * time.Second
+				}
+				reply, err := conn.DoErr(cmd...)
+				switch {
+				case err != nil: // the follower closed it after a lost reply
+					conn.Close()
+					conn = nil
+				case reply.IsError() && reply.Str == "ERR the connection to the leader was lost":
+					r.inFlight++
+				case reply.IsError():
+					r.other++
+					t.Errorf("%v through the follower: %v", cmd, reply)
+				default:
+					r.ok++
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	c.Nodes[l].Kill()
+	time.Sleep(4 * time.Second) // an election and some
+	close(stop)
+	for range 2 {
+		r := <-results
+		// A command in flight when the leader died, and one the follower
+		// had sent on the broken connection, may each be lost.
+		if r.inFlight > 3 || r.other > 0 || r.ok == 0 {
+			t.Errorf("a client of the follower: %d replies, %d lost in flight (want at most 3), %d other errors", r.ok, r.inFlight, r.other)
+		}
+	}
+}
