@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"time"
 
 	"basalt/internal/cluster"
 	"basalt/internal/command"
@@ -134,11 +135,21 @@ func (c *Client) upstreamAddr() string {
 var shardPubSub = map[string]bool{"ssubscribe": true, "sunsubscribe": true, "spublish": true}
 
 // redirect answers MOVED to the node that leads slot's shard, as Redis
-// Cluster answers for a slot another master serves, or CLUSTERDOWN while
-// the shard has no leader (an election, or a lost majority: a shard
+// Cluster answers for a slot another master serves, or CLUSTERDOWN if the
+// shard still has no leader after leaderWait (a lost majority: a shard
 // without a majority never takes a write).
 func (c *Client) redirect(slot int) {
-	addr := c.srv.slotShard[slot].LeaderAddr()
+	sh := c.srv.slotShard[slot]
+	addr := sh.LeaderAddr()
+	// During an election, wait for its outcome (leaderWait): a failover is
+	// then a pause and a MOVED, not an error, for cluster clients.
+	for deadline := time.Now().Add(leaderWait); addr == "" && time.Now().Before(deadline); addr = sh.LeaderAddr() {
+		select {
+		case <-c.srv.closed:
+			deadline = time.Time{}
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	if addr == "" {
 		c.reply().Error("CLUSTERDOWN The cluster is down")
 		return
