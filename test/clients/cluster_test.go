@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -358,15 +356,7 @@ func startErr(t *testing.T, dir string) (string, error) {
 func TestClusterMetrics(t *testing.T) {
 	port := testutil.FreePort(t)
 	p := testutil.StartBasalt(t, "", "--cluster-enabled", "yes", "--cluster-shards", "2", "--metrics-addr", "127.0.0.1:"+strconv.Itoa(port))
-	scrape := func() string {
-		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return string(body)
-	}
+	scrape := func() string { return testutil.Metrics(t, port) }
 	applied := func(text, shard string) int {
 		prefix := `basalt_shard_applied_index{shard="` + shard + `"} `
 		for _, line := range strings.Split(text, "\n") {

@@ -2,8 +2,6 @@ package clients
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"regexp"
 	"strconv"
@@ -55,17 +53,8 @@ func TestGrafanaDashboard(t *testing.T) {
 	c := testutil.Dial(t, b.Addr)
 	c.Do("SET", "k", "v") // commandstats and keyspace lines appear once used
 	c.Do("GET", "k")
-	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	exported := map[string]bool{}
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(testutil.Metrics(t, port), "\n") {
 		if name, _, _ := strings.Cut(line, " "); name != "" && !strings.HasPrefix(line, "#") {
 			name, _, _ = strings.Cut(name, "{")
 			exported[name] = true

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -434,15 +433,7 @@ func TestConfigMetrics(t *testing.T) {
 	c.Do("SET", "k", "v")
 	c.Do("GET", "k")
 	c.Do("SCRIPT", "LOAD", "return 1")
-	scrape := func() string {
-		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return string(body)
-	}
+	scrape := func() string { return testutil.Metrics(t, port) }
 	value := func(text, name string) float64 {
 		for _, line := range strings.Split(text, "\n") {
 			if v, ok := strings.CutPrefix(line, name+" "); ok {
