@@ -24,8 +24,12 @@ go vet ./...
 go test -count=1 -timeout 20m "$@" ./...
 
 # The differential tests again, through a follower of a 3-node cluster
-# (commands forwarded to the leader). Skipped when the caller narrows the
-# run with arguments.
+# (commands forwarded to the leader), and in cluster mode. Skipped when the
+# caller narrows the run with arguments.
 if [ $# -eq 0 ]; then
 	BASALT_CLUSTER=3 go test -count=1 -timeout 10m ./test/compat
+	# The differential tests that keep each command's keys in one slot,
+	# once more under Redis Cluster's rules: redis-server in cluster mode
+	# against a basalt node in cluster mode with 4 shards (docs/cluster.md).
+	BASALT_SHARDS=4 go test -count=1 -timeout 10m -run '^(TestBitfieldRandom|TestBitmaps|TestBlocking|TestHash|TestHyperLogLog|TestJSONDebug|TestJSONDocumentedExamples|TestJSONKeyspace|TestJSONMSet|TestJSONMSetErrors|TestJSONMSetKeys|TestJSONNumbers|TestJSONPathsAndErrors|TestJSONRESP3|TestJSONSeatMapCounters|TestRandomPicks|TestSort|TestStreams|TestStreamGroups|TestStreamInfo|TestStreamAutoID|TestZSetRankIndex|TestDumpRestoreAcross|TestDumpRestoreErrors|TestProtocol|TestScriptAtomic)$' ./test/compat
 fi
