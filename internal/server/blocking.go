@@ -26,7 +26,7 @@ func (c *Client) blockingCall(argv [][]byte) {
 	}
 	p := getProposal(c)
 	p.Rec = shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}, Block: true}
-	if err := c.sh.Propose(p); err != nil {
+	if err := c.proposeHere(p); err != nil {
 		putProposal(p)
 		w.Error(proposeError(err))
 		return

@@ -77,6 +77,7 @@ type Client struct {
 	// proxyAddr where the last one went), not MOVED (proxyTo).
 	proxy     bool
 	proxyAddr string
+	wroteTo   *shard.Shard // the shard of the client's last write (WAIT)
 	killed    atomic.Bool
 	closeOnce sync.Once
 
@@ -632,12 +633,18 @@ func (c *Client) pendingAre(name string) bool {
 	return true
 }
 
+// proposeHere hands p to the command's shard, which WAIT then asks about.
+func (c *Client) proposeHere(p *shard.Proposal) error {
+	c.wroteTo = c.sh
+	return c.sh.Propose(p)
+}
+
 // propose sends a write down the ordered path without waiting: pipelined
 // writes of one client join the same group commit.
 func (c *Client) propose(rec shard.Record) {
 	p := getProposal(c)
 	p.Rec = rec
-	if err := c.sh.Propose(p); err != nil {
+	if err := c.proposeHere(p); err != nil {
 		putProposal(p)
 		c.reply().Error(proposeError(err))
 		return

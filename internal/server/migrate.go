@@ -189,7 +189,7 @@ func (c *Client) deleteMigrated(keys [][]byte, watches []shard.WatchKey) string 
 	}
 	p := getProposal(c)
 	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: [][][]byte{del}, Watch: guard}
-	err := c.sh.Propose(p)
+	err := c.proposeHere(p)
 	if err == nil && !c.await(p) {
 		return command.ErrBusy // withdrawn behind a script past its time limit
 	}

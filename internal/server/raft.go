@@ -104,7 +104,10 @@ func cmdWait(c *Client, argv [][]byte) {
 		w.Error("ERR timeout is negative")
 		return
 	}
-	sh := c.srv.group()
+	sh := c.wroteTo // in cluster mode, the shard of the client's last write
+	if sh == nil {
+		sh = c.srv.group()
+	}
 	index := sh.Applied()
 	n := sh.Replicas(index)
 	if c.execing || int64(n) >= want {

@@ -80,7 +80,7 @@ func cmdExec(c *Client, argv [][]byte) {
 	}
 	p := getProposal(c)
 	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: queued, Watch: watched}
-	err := c.sh.Propose(p)
+	err := c.proposeHere(p)
 	withdrawn := err == nil && !c.await(p)
 	// Unregister only now: until the record was applied, the apply loop had
 	// to see modifications of these keys.

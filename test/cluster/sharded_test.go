@@ -62,6 +62,23 @@ func TestShardedCluster(t *testing.T) {
 		}
 		conn.Close()
 	}
+	// WAIT counts the replicas of the shard the client last wrote to: each
+	// node, after a write to a shard it leads, sees both other replicas.
+	for i, p := range c.Nodes {
+		conn := testutil.Dial(t, p.Addr)
+		for j := 0; ; j++ {
+			if j == 100 {
+				t.Fatalf("node %d leads none of 100 keys", i+1)
+			}
+			if r := conn.Do("SET", "w"+strconv.Itoa(i)+"-"+strconv.Itoa(j), "1"); !r.IsError() {
+				break
+			}
+		}
+		if r := conn.Do("WAIT", "2", "5000"); r.String() != ":2" {
+			t.Errorf("node %d: WAIT 2 after a write = %v", i+1, r)
+		}
+		conn.Close()
+	}
 	if n, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Incr(ctx, "{acct}:a")
 		p.IncrBy(ctx, "{acct}:b", 2)
