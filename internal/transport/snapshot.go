@@ -44,15 +44,22 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // sendSnapshot starts streaming the snapshot m carries to its recipient.
 // Exactly one SnapshotDone follows, from another goroutine (the caller is
-// the node's Ready loop, which takes the reports), unless a snapshot to
-// that peer is already in flight or the transport is stopped.
+// the node's Ready loop, which takes the reports), unless a snapshot of the
+// same group to that peer is already in flight or the transport is stopped.
 func (t *Transport) sendSnapshot(m raftpb.Message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.peers[NodeOf(m.To)]
-	if t.stopped || p != nil && !p.snapping.CompareAndSwap(false, true) {
+	group := GroupOf(m.To)
+	if t.stopped || p != nil && p.snapping[group] {
 		t.dropped.Add(1)
 		return
+	}
+	if p != nil {
+		if p.snapping == nil {
+			p.snapping = map[uint32]bool{}
+		}
+		p.snapping[group] = true
 	}
 	// Marshalled here, as Send does for every message (see Send).
 	frame := make([]byte, 4+m.Size())
@@ -71,7 +78,9 @@ func (t *Transport) sendSnapshot(m raftpb.Message) {
 		} else if p != nil {
 			n, err = p.streamSnapshot(m, frame)
 			// Cleared before the report: raft may send the next one at once.
-			p.snapping.Store(false)
+			t.mu.Lock()
+			delete(p.snapping, group)
+			t.mu.Unlock()
 		}
 		if err != nil {
 			t.dropped.Add(1)

@@ -103,3 +103,47 @@ func TestSnapshotStream(t *testing.T) {
 		t.Fatalf("the handler got %d messages, want 1", in.len())
 	}
 }
+
+// TestSnapshotsOfTwoGroups: two groups that share a peer snapshot to it at
+// once (a node in cluster mode catching up several shards): each gets its
+// SnapshotDone. Without one, raft would wait for the report for ever.
+func TestSnapshotsOfTwoGroups(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	done := make(chan uint64, 2)
+	a := start(t, &Transport{ID: 1,
+		SnapshotSource: func(m raftpb.Message, w io.Writer) error {
+			<-release // both are in flight before either ends
+			_, err := w.Write([]byte("data"))
+			return err
+		},
+		SnapshotDone: func(to uint64, ok bool) {
+			if ok {
+				done <- to
+			}
+		},
+	}, func(raftpb.Message) {})
+	b := start(t, &Transport{ID: 2, SnapshotSink: func(m raftpb.Message, r io.Reader) error {
+		_, err := io.Copy(io.Discard, r)
+		return err
+	}}, func(raftpb.Message) {})
+	a.AddPeer(2, b.ListenAddr())
+	for _, g := range []uint32{1, 2} {
+		a.Send([]raftpb.Message{{Type: raftpb.MsgSnap, From: ReplicaID(g, 1), To: ReplicaID(g, 2), Term: 2,
+			Snapshot: &raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{Index: 10, Term: 2}}}})
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	got := map[uint64]bool{}
+	for range 2 {
+		select {
+		case to := <-done:
+			got[to] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("SnapshotDone for %v only", got)
+		}
+	}
+	if !got[ReplicaID(1, 2)] || !got[ReplicaID(2, 2)] {
+		t.Fatalf("SnapshotDone for %v", got)
+	}
+}

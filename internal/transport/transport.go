@@ -407,7 +407,10 @@ type peer struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	snapping atomic.Bool // a snapshot is being sent to the peer
+	// snapping holds the groups a snapshot is being sent to the peer for
+	// (under Transport.mu): one at a time per group, as raft sends them,
+	// but the groups a node shares with the peer each have their own.
+	snapping map[uint32]bool
 }
 
 func (p *peer) stop() { p.cancel() }
