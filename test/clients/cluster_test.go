@@ -270,15 +270,7 @@ func TestNodeRedisCluster(t *testing.T) {
 // runNodeClusterScript runs a script of node/ against a node in cluster
 // mode, with its port in BASALT_PORT, for at most 60s.
 func runNodeClusterScript(t *testing.T, script string) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed (scripts/test.sh installs nodejs)")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed (scripts/test.sh installs npm)")
-	}
-	installNodeModules(t, npm)
+	node := nodeReady(t)
 	p := startShardedNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -22,15 +22,7 @@ const nodeDir = "node"
 // reply: strings, a 1000-command pipeline, MULTI/EXEC, WATCH from 10
 // connections, binary values, error replies, scanStream and pub/sub.
 func TestIORedis(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed (scripts/test.sh installs nodejs)")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed (scripts/test.sh installs npm)")
-	}
-	installNodeModules(t, npm)
+	node := nodeReady(t)
 
 	p := testutil.StartBasalt(t, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -47,6 +39,22 @@ func TestIORedis(t *testing.T) {
 		t.Fatalf("node test.js: %v\n%s", err, out)
 	}
 	t.Logf("node test.js:\n%s", strings.TrimSpace(string(out)))
+}
+
+// nodeReady returns the path of node once node/'s pinned packages are
+// installed, or skips the test where node or npm is missing.
+func nodeReady(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed (scripts/test.sh installs nodejs)")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed (scripts/test.sh installs npm)")
+	}
+	installNodeModules(t, npm)
+	return node
 }
 
 // installNodeModules runs npm ci when node_modules is missing or older than
