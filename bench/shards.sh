@@ -4,20 +4,25 @@
 #   node      basalt without cluster mode (one Raft group)
 #   shards=N  basalt with --cluster-enabled yes --cluster-shards N on one
 #             node (N from SHARDS: 1, 2, 4, 8 up to the machine's cores)
+#   3nodes    three basalt nodes in cluster mode, one shard led by each
+#             (NODES3=1; redis-benchmark --cluster), on the same CPUs
 # at each pipeline depth of PIPELINES with CLIENTS clients, all with
-# appendfsync always. Prints requests/s and the server's CPU per request
-# (µs, user+system from /proc). Plain redis-benchmark, not --cluster: it
-# refuses a cluster of one node, and every slot is served here.
+# appendfsync always. Prints requests/s and the servers' CPU per request
+# (µs, user+system from /proc). Plain redis-benchmark against one node: it
+# refuses --cluster for a cluster of one node, and every slot is served there.
 #
 #   bench/shards.sh
-#   SHARDS="1 2 4 8" SERVER_CPUS=0-7 CLIENT_CPUS=8-15 bench/shards.sh
+#   SHARDS="1 2 4 8" SERVER_CPUS=0-7 CLIENT_CPUS=8-15 THREADS=4 NODES3=1 bench/shards.sh
 #
-# Environment: N=100000 requests, CLIENTS=50, KEYSPACE=100000 (-r),
-# TESTS=set,get,incr,hset, PIPELINES="16 1", SERVER_CPUS and CLIENT_CPUS
-# (taskset lists; none by default), REV, BASALT_BIN, KEEP as in run.sh.
+# Environment: N=100000 requests (N1: at -P 1, default N), CLIENTS=50,
+# KEYSPACE=100000 (-r), TESTS=set,get,incr,hset, PIPELINES="16 1",
+# THREADS (redis-benchmark --threads at -P 16, for rates one client
+# thread cannot make; it rounds the time to 250 ms, so take N large), SERVER_CPUS and CLIENT_CPUS (taskset lists; none by default),
+# REV, BASALT_BIN, KEEP as in run.sh.
 set -euo pipefail
 
 N=${N:-100000}
+N1=${N1:-$N}
 CLIENTS=${CLIENTS:-50}
 KEYSPACE=${KEYSPACE:-100000}
 TESTS=${TESTS:-set,get,incr,hset}
@@ -38,43 +43,81 @@ pin() { # pin CPUS command...: become command, under taskset when CPUS is set
 	if [ -n "$cpus" ]; then exec taskset -c "$cpus" "$@"; else exec "$@"; fi
 }
 
-# start NAME command...: start a server on a free port; sets PORT and PID.
+# start NAME PORT command...: start a server on PORT; adds its pid to SERVERS.
 start() {
-	local name=$1
-	shift
-	PORT=$(free_port)
+	local name=$1 port=$2
+	shift 2
 	mkdir -p "$WORK/$name"
-	(pin "${SERVER_CPUS:-}" "$@" --port "$PORT" --bind 127.0.0.1 --dir "$WORK/$name" >"$WORK/$name.log" 2>&1) &
-	PID=$!
-	PIDS+=("$PID")
-	wait_ready "$PORT" "$PID"
+	(pin "${SERVER_CPUS:-}" "$@" --port "$port" --bind 127.0.0.1 --dir "$WORK/$name" >"$WORK/$name.log" 2>&1) &
+	PIDS+=("$!")
+	SERVERS+=("$!")
+	wait_ready "$port" "$!"
 }
 
-# measure NAME: every test at every pipeline depth against PORT/PID.
+servers_ticks() { # the CPU ticks of every pid in SERVERS
+	local pid sum=0
+	for pid in "${SERVERS[@]}"; do sum=$((sum + $(cpu_ticks "$pid"))); done
+	echo "$sum"
+}
+
+stop_servers() {
+	local pid
+	for pid in "${SERVERS[@]}"; do stop "$pid"; done
+	SERVERS=()
+}
+
+# measure NAME [redis-benchmark flags...]: every test at every pipeline
+# depth against PORT, CPU summed over SERVERS.
 measure() {
-	local p t out rps before after hz
-	hz=$(getconf CLK_TCK)
+	local name=$1 p t n threads out rps before after
+	shift
 	for p in $PIPELINES; do
+		n=$N threads=${THREADS:-}
+		[ "$p" = 1 ] && n=$N1 threads=""
 		for t in ${TESTS//,/ }; do
-			before=$(cpu_ticks "$PID")
-			out=$( (pin "${CLIENT_CPUS:-}" redis-benchmark -p "$PORT" -t "$t" -n "$N" -c "$CLIENTS" -P "$p" -r "$KEYSPACE" -q 2>/dev/null) | tr '\r' '\n' | grep 'requests per second' | tail -1)
-			after=$(cpu_ticks "$PID")
+			before=$(servers_ticks)
+			out=$( (pin "${CLIENT_CPUS:-}" redis-benchmark -p "$PORT" -t "$t" -n "$n" -c "$CLIENTS" -P "$p" -r "$KEYSPACE" \
+				${threads:+--threads "$threads"} "$@" -q 2>/dev/null) | tr '\r' '\n' | grep 'requests per second' | tail -1)
+			after=$(servers_ticks)
 			rps=$(echo "$out" | awk '{ print $2 }')
-			printf '%-10s P=%-3s %-5s %12s req/s %8.1f µs CPU/req\n' "$1" "$p" "$t" "$rps" \
-				"$(echo "($after - $before) * 1000000 / $hz / $N" | bc -l)"
+			awk -v name="$name" -v p="$p" -v t="$t" -v rps="$rps" -v ticks=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$n" \
+				'BEGIN { printf "%-10s P=%-3s %-5s %12s req/s %8.1f µs CPU/req\n", name, p, t, rps, ticks * 1e6 / hz / n }'
 		done
 	done
 }
 
-echo "basalt $BASALT_VERSION, $(nproc) cores, N=$N -c $CLIENTS -r $KEYSPACE, server CPUs ${SERVER_CPUS:-any}, client CPUs ${CLIENT_CPUS:-any}"
-start redis redis-server --appendonly yes --appendfsync always --save "" --daemonize no
+SERVERS=()
+echo "basalt $BASALT_VERSION, $(nproc) cores, N=$N N1=$N1 -c $CLIENTS -r $KEYSPACE ${THREADS:+--threads $THREADS}, server CPUs ${SERVER_CPUS:-any}, client CPUs ${CLIENT_CPUS:-any}"
+PORT=$(free_port)
+start redis "$PORT" redis-server --appendonly yes --appendfsync always --save "" --daemonize no
 measure redis
-stop "$PID"
-start node "$WORK/basalt" --appendfsync always
+stop_servers
+PORT=$(free_port)
+start node "$PORT" "$WORK/basalt" --appendfsync always
 measure node
-stop "$PID"
+stop_servers
 for n in $SHARDS; do
-	start "shards$n" "$WORK/basalt" --appendfsync always --cluster-enabled yes --cluster-shards "$n"
+	PORT=$(free_port)
+	start "shards$n" "$PORT" "$WORK/basalt" --appendfsync always --cluster-enabled yes --cluster-shards "$n"
 	measure "shards=$n"
-	stop "$PID"
+	stop_servers
 done
+if [ -n "${NODES3:-}" ]; then
+	members=() ports=()
+	for id in 1 2 3; do
+		ports[$id]=$(free_port)
+		members+=("$id=127.0.0.1:$(free_port)")
+	done
+	cluster=$(IFS=,; echo "${members[*]}")
+	for id in 1 2 3; do
+		start "node$id" "${ports[$id]}" "$WORK/basalt" --appendfsync always --cluster-enabled yes --cluster-shards 3 \
+			--node-id "$id" --raft-addr "${members[$((id - 1))]#*=}" --initial-cluster "$cluster"
+	done
+	PORT=${ports[1]}
+	for _ in $(seq 1 100); do # until every shard has its leader
+		[ "$(redis-cli -p "$PORT" cluster info | tr -d '\r' | sed -n 's/^cluster_state://p')" = ok ] && break
+		sleep 0.1
+	done
+	measure 3nodes --cluster
+	stop_servers
+fi
