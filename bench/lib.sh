@@ -120,7 +120,7 @@ start_basalt() {
 
 # stop PID: stop one server we started and forget it.
 stop() {
-	kill "$1" 2>/dev/null && wait "$1" 2>/dev/null
+	kill "$1" 2>/dev/null && { wait "$1" 2>/dev/null || echo "pid $1 exited with status $?" >&2; }
 	local keep=() pid
 	for pid in "${PIDS[@]}"; do
 		[ "$pid" = "$1" ] || keep+=("$pid")

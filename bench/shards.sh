@@ -76,9 +76,13 @@ measure() {
 		[ "$p" = 1 ] && n=$N1 threads=""
 		for t in ${TESTS//,/ }; do
 			before=$(servers_ticks)
-			out=$( (pin "${CLIENT_CPUS:-}" redis-benchmark -p "$PORT" -t "$t" -n "$n" -c "$CLIENTS" -P "$p" -r "$KEYSPACE" \
-				${threads:+--threads "$threads"} "$@" -q 2>/dev/null) | tr '\r' '\n' | grep 'requests per second' | tail -1)
+			(pin "${CLIENT_CPUS:-}" redis-benchmark -p "$PORT" -t "$t" -n "$n" -c "$CLIENTS" -P "$p" -r "$KEYSPACE" \
+				${threads:+--threads "$threads"} "$@" -q) >"$WORK/bench.out" 2>&1 || true
 			after=$(servers_ticks)
+			if ! out=$(tr '\r' '\n' <"$WORK/bench.out" | grep 'requests per second' | tail -1); then
+				echo "$name P=$p $t: redis-benchmark failed: $(tr '\r' '\n' <"$WORK/bench.out" | grep -v '^ *$' | tail -3)"
+				continue
+			fi
 			rps=$(echo "$out" | awk '{ print $2 }')
 			awk -v name="$name" -v p="$p" -v t="$t" -v rps="$rps" -v ticks=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$n" \
 				'BEGIN { printf "%-10s P=%-3s %-5s %12s req/s %8.1f µs CPU/req\n", name, p, t, rps, ticks * 1e6 / hz / n }'
@@ -114,8 +118,8 @@ if [ -n "${NODES3:-}" ]; then
 			--node-id "$id" --raft-addr "${members[$((id - 1))]#*=}" --initial-cluster "$cluster"
 	done
 	PORT=${ports[1]}
-	for _ in $(seq 1 100); do # until every shard has its leader
-		[ "$(redis-cli -p "$PORT" cluster info | tr -d '\r' | sed -n 's/^cluster_state://p')" = ok ] && break
+	for _ in $(seq 1 100); do # until each node leads its shard (redis-benchmark --cluster stops at a move)
+		[ "$(redis-cli -p "$PORT" cluster nodes | awk '$3 ~ /master/ && NF > 8' | wc -l)" = 3 ] && break
 		sleep 0.1
 	done
 	measure 3nodes --cluster
