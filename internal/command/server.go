@@ -468,16 +468,7 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 		c.W.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	var keys []FoundKey
-	if cmd.GetKeys != nil {
-		keys = cmd.GetKeys(argv)
-	} else {
-		for _, s := range specs {
-			for _, k := range s.Keys(argv) {
-				keys = append(keys, FoundKey{k, s.Flags})
-			}
-		}
-	}
+	keys := cmd.FoundKeys(argv)
 	c.W.ArrayLen(len(keys))
 	for _, k := range keys {
 		if !withFlags {
@@ -491,6 +482,21 @@ func commandGetKeys(c *Ctx, withFlags bool) {
 			c.W.Simple(f)
 		}
 	}
+}
+
+// FoundKeys returns the keys of argv with the flags of their key specs
+// (COMMAND GETKEYSANDFLAGS; the ACL checks a key's access by them).
+func (c *Command) FoundKeys(argv [][]byte) []FoundKey {
+	if c.GetKeys != nil {
+		return c.GetKeys(argv)
+	}
+	var keys []FoundKey
+	for _, s := range c.keySpecs() {
+		for _, k := range s.Keys(argv) {
+			keys = append(keys, FoundKey{k, s.Flags})
+		}
+	}
+	return keys
 }
 
 // keySpecs are the specs that name keys (not shard channels: not_key).
