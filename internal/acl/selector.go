@@ -106,6 +106,9 @@ func (s *Selector) setAll(on bool) {
 
 // apply applies one selector rule (Redis's ACLSetSelector).
 func (s *Selector) apply(op string) error {
+	if op == "" { // only inside "(...)": a user rule "" changes nothing
+		return errSyntax
+	}
 	switch lower := strings.ToLower(op); {
 	case lower == "allkeys" || op == "~*":
 		s.allKeys, s.keys = true, nil
