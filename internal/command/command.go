@@ -84,6 +84,10 @@ type Command struct {
 	// Run executes the command on the key space. Nil for Conn commands,
 	// which the server runs.
 	Run func(c *Ctx)
+	// Conn is the server's handler of a Conn command (set by the server's
+	// init; typed as the server's func(*Client, [][]byte), which this
+	// package cannot name).
+	Conn any
 	// ReadFirst, for a command that only sometimes writes (PFCOUNT stores
 	// the count it computes), answers on a read view when that changes
 	// nothing and reports whether it did; otherwise it writes no reply and

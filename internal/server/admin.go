@@ -9,16 +9,6 @@ import "sync/atomic"
 // BasaltVersion is reported by INFO next to the Redis version it follows.
 const BasaltVersion = "0.1.0"
 
-func init() {
-	connHandlers["info"] = cmdInfo
-	connHandlers["config"] = cmdConfig
-	connHandlers["client"] = cmdClient
-	connHandlers["debug"] = cmdDebug
-	connHandlers["slowlog"] = cmdSlowlog
-	connHandlers["latency"] = cmdLatency
-	connHandlers["monitor"] = cmdMonitor
-}
-
 // dispatchMuted runs a command whose reply CLIENT REPLY OFF or SKIP drops,
 // unless it is pub/sub confirmations, which Redis sends as it sends the
 // messages (Client.pushing).

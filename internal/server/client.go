@@ -433,7 +433,7 @@ func (c *Client) dispatch(argv [][]byte) {
 	}
 	switch {
 	case cmd.Flags&command.Conn != 0:
-		h := connHandlers[cmd.Name]
+		h := connHandlerOf(cmd)
 		if h == nil {
 			c.reply().Error("ERR command '" + name + "' is not available")
 			return

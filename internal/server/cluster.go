@@ -23,10 +23,7 @@ import (
 // connection); the others' are the client addresses they advertise to
 // their peers.
 
-func init() {
-	connHandlers["cluster"] = cmdCluster
-	connHandlers["asking"] = func(c *Client, argv [][]byte) { c.reply().OK() }
-}
+func cmdAsking(c *Client, argv [][]byte) { c.reply().OK() }
 
 func cmdCluster(c *Client, argv [][]byte) {
 	w := c.reply()

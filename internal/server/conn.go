@@ -9,27 +9,82 @@ import (
 	"basalt/internal/num"
 )
 
-// connHandlers run the commands flagged command.Conn: those that read or
-// change the connection or the server rather than the key space.
-// Other files add theirs from their own init (admin.go).
-var connHandlers = map[string]func(c *Client, argv [][]byte){}
+// connHandler runs a command flagged command.Conn: one that reads or
+// changes the connection or the server rather than the key space.
+type connHandler = func(c *Client, argv [][]byte)
+
+// connCommands says which handler runs each Conn command. init puts each
+// into its entry of the command table (command.Command.Conn), so dispatch
+// finds it with the one lookup of the command.
+var connCommands = map[string]connHandler{
+	// connection and transactions (conn.go, txn.go)
+	"select":   cmdSelect,
+	"auth":     cmdAuth,
+	"hello":    cmdHello,
+	"quit":     cmdQuit,
+	"reset":    cmdReset,
+	"shutdown": cmdShutdown,
+	"multi":    cmdMulti,
+	"exec":     cmdExec,
+	"discard":  cmdDiscard,
+	"watch":    cmdWatch,
+	"unwatch":  cmdUnwatch,
+
+	// the server (admin.go, info.go, client_cmd.go, debug.go)
+	"info":    cmdInfo,
+	"config":  cmdConfig,
+	"client":  cmdClient,
+	"debug":   cmdDebug,
+	"slowlog": cmdSlowlog,
+	"latency": cmdLatency,
+	"monitor": cmdMonitor,
+
+	// replication and backups (raft.go, failover.go, save.go, sync.go, migrate.go)
+	"raft":         cmdRaft,
+	"readonly":     cmdReadonly,
+	"readwrite":    cmdReadwrite,
+	"wait":         cmdWait,
+	"role":         cmdRole,
+	"failover":     cmdFailover,
+	"save":         cmdSave,
+	"bgsave":       cmdBgsave,
+	"lastsave":     cmdLastsave,
+	"bgrewriteaof": cmdBgrewriteaof,
+	"replconf":     cmdReplconf,
+	"sync":         cmdSync,
+	"psync":        cmdSync,
+	"migrate":      cmdMigrate,
+
+	// cluster mode (cluster.go)
+	"cluster": cmdCluster,
+	"asking":  cmdAsking,
+
+	// pub/sub (pubsub.go)
+	"subscribe":    cmdSubscribe,
+	"psubscribe":   cmdPsubscribe,
+	"ssubscribe":   cmdSsubscribe,
+	"unsubscribe":  cmdUnsubscribe,
+	"punsubscribe": cmdPunsubscribe,
+	"sunsubscribe": cmdSunsubscribe,
+	"publish":      cmdPublish,
+	"spublish":     cmdSpublish,
+	"pubsub":       cmdPubsub,
+}
 
 func init() {
-	for name, h := range map[string]func(*Client, [][]byte){
-		"select":   cmdSelect,
-		"auth":     cmdAuth,
-		"hello":    cmdHello,
-		"quit":     cmdQuit,
-		"reset":    cmdReset,
-		"shutdown": cmdShutdown,
-		"multi":    cmdMulti,
-		"exec":     cmdExec,
-		"discard":  cmdDiscard,
-		"watch":    cmdWatch,
-		"unwatch":  cmdUnwatch,
-	} {
-		connHandlers[name] = h
+	for name, h := range connCommands {
+		cmd := command.LookupFull(name)
+		if cmd == nil || cmd.Flags&command.Conn == 0 {
+			panic("server: " + name + " is not a Conn command of the command table")
+		}
+		cmd.Conn = h
 	}
+}
+
+// connHandlerOf is the handler of a Conn command, nil if it has none.
+func connHandlerOf(cmd *command.Command) connHandler {
+	h, _ := cmd.Conn.(connHandler)
+	return h
 }
 
 // RedisVersion is the Redis version whose behaviour basalt follows; clients

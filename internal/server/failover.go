@@ -17,10 +17,6 @@ import (
 // lost and FORCE changes nothing. It answers at once and the transfer
 // runs in the background, as Redis's does.
 
-func init() {
-	connHandlers["failover"] = cmdFailover
-}
-
 // failoverWait is how long a transfer may take without TIMEOUT: Raft
 // drops one that does not finish within an election timeout anyway.
 const failoverWait = 5 * time.Second

@@ -33,8 +33,6 @@ import (
 //
 // Redis keeps the connection to a target for 10 s; basalt dials each time.
 
-func init() { connHandlers["migrate"] = cmdMigrate }
-
 // errMigrateChanged answers a MIGRATE whose keys reached the target but
 // changed here meanwhile, so that deleting them would lose the change.
 const errMigrateChanged = "ERR Target instance accepted the keys but they were not deleted here: a key changed during MIGRATE"

@@ -560,21 +560,11 @@ func (s *Server) subCounts(c *Client) (n [numKinds]int) {
 
 // ---- commands ----
 
-func init() {
-	for name, h := range map[string]func(*Client, [][]byte){
-		"subscribe":    func(c *Client, argv [][]byte) { c.subscribe(kindChannel, argv[1:]) },
-		"psubscribe":   func(c *Client, argv [][]byte) { c.subscribe(kindPattern, argv[1:]) },
-		"ssubscribe":   cmdSsubscribe,
-		"unsubscribe":  func(c *Client, argv [][]byte) { c.unsubscribeCmd(kindChannel, argv[1:]) },
-		"punsubscribe": func(c *Client, argv [][]byte) { c.unsubscribeCmd(kindPattern, argv[1:]) },
-		"sunsubscribe": func(c *Client, argv [][]byte) { c.unsubscribeCmd(kindShard, argv[1:]) },
-		"publish":      cmdPublish,
-		"spublish":     cmdSpublish,
-		"pubsub":       cmdPubsub,
-	} {
-		connHandlers[name] = h
-	}
-}
+func cmdSubscribe(c *Client, argv [][]byte)    { c.subscribe(kindChannel, argv[1:]) }
+func cmdPsubscribe(c *Client, argv [][]byte)   { c.subscribe(kindPattern, argv[1:]) }
+func cmdUnsubscribe(c *Client, argv [][]byte)  { c.unsubscribeCmd(kindChannel, argv[1:]) }
+func cmdPunsubscribe(c *Client, argv [][]byte) { c.unsubscribeCmd(kindPattern, argv[1:]) }
+func cmdSunsubscribe(c *Client, argv [][]byte) { c.unsubscribeCmd(kindShard, argv[1:]) }
 
 func (c *Client) unsubscribeCmd(kind int, names [][]byte) {
 	c.unsubscribe(kind, names, true)

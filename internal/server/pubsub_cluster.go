@@ -244,7 +244,7 @@ func (c *Client) spliceExec(reply []byte) {
 			c.srv.origins.drop(s.pub)
 			c.out.Raw(e)
 		case s.here != nil:
-			connHandlers[command.Lookup(s.here[0]).Name](c, s.here)
+			connHandlerOf(command.Lookup(s.here[0]))(c, s.here)
 		default:
 			c.out.Raw(e)
 		}

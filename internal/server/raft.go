@@ -23,13 +23,8 @@ import (
 // Replication commands: RAFT (status and membership), READONLY/READWRITE,
 // and the replication section of INFO.
 
-func init() {
-	connHandlers["raft"] = cmdRaft
-	connHandlers["readonly"] = func(c *Client, argv [][]byte) { c.readonly = true; c.reply().OK() }
-	connHandlers["readwrite"] = func(c *Client, argv [][]byte) { c.readonly = false; c.reply().OK() }
-	connHandlers["wait"] = cmdWait
-	connHandlers["role"] = cmdRole
-}
+func cmdReadonly(c *Client, argv [][]byte)  { c.readonly = true; c.reply().OK() }
+func cmdReadwrite(c *Client, argv [][]byte) { c.readonly = false; c.reply().OK() }
 
 // cmdRole is ROLE in Redis's shapes, with Raft indexes for replication
 // offsets: a leader is ["master", applied index, [[host, port, match

@@ -24,13 +24,6 @@ import (
 // applied state that redis-server loads. These commands are the node's
 // own: never records, never forwarded (localCommands).
 
-func init() {
-	connHandlers["save"] = cmdSave
-	connHandlers["bgsave"] = cmdBgsave
-	connHandlers["lastsave"] = cmdLastsave
-	connHandlers["bgrewriteaof"] = cmdBgrewriteaof
-}
-
 // errSaveInProgress is Redis's reply to a save while a BGSAVE runs.
 const errSaveInProgress = "ERR Background save already in progress"
 

@@ -26,12 +26,6 @@ import (
 // than given a snapshot that would never be kept up to date.
 // These are the node's own: never records, never forwarded (localCommands).
 
-func init() {
-	connHandlers["replconf"] = cmdReplconf
-	connHandlers["sync"] = cmdSync
-	connHandlers["psync"] = cmdSync
-}
-
 // replConf is what a client told with REPLCONF.
 type replConf struct {
 	rdbOnly bool             // rdb-only 1: the snapshot, not a replication stream

@@ -140,7 +140,7 @@ func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]by
 			}
 			continue
 		}
-		connHandlers[cmd.Name](c, q)
+		connHandlerOf(cmd)(c, q)
 	}
 	w.Raw(reply[prev:])
 }
