@@ -14,12 +14,8 @@ import (
 )
 
 // Categories are Redis's ACL categories, in Redis's order (ACL CAT and the
-// describe functions follow it).
-var Categories = []string{
-	"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-	"dangerous", "connection", "transaction", "scripting",
-}
+// describe functions follow it): the command table's list.
+var Categories = command.ACLCategories
 
 // IsCategory reports whether name (any case) is an ACL category, and gives
 // it in lower case.

@@ -18,21 +18,21 @@ import (
 func init() {
 	one := singleKey("bitmap")
 	register(
-		one(&Command{Name: "setbit", Arity: 4, Flags: Write | DenyOOM, Categories: []string{"write", "bitmap", "slow"}, Since: "2.2.0",
+		one(&Command{Name: "setbit", Arity: 4, Flags: Write | DenyOOM, Categories: []string{"bitmap"}, Since: "2.2.0",
 			Summary: "Sets or clears the bit at offset in the string value stored at key", Run: cmdSetBit, ReadFirst: setBitRead}, "RW", "access", "update"),
-		one(&Command{Name: "getbit", Arity: 3, Flags: ReadOnly | Fast, Categories: []string{"read", "bitmap", "fast"}, Since: "2.2.0",
+		one(&Command{Name: "getbit", Arity: 3, Flags: ReadOnly | Fast, Categories: []string{"bitmap"}, Since: "2.2.0",
 			Summary: "Returns the bit value at offset in the string value stored at key", Run: cmdGetBit}, "RO", "access"),
-		one(&Command{Name: "bitcount", Arity: -2, Flags: ReadOnly, Categories: []string{"read", "bitmap", "slow"}, Since: "2.6.0",
+		one(&Command{Name: "bitcount", Arity: -2, Flags: ReadOnly, Categories: []string{"bitmap"}, Since: "2.6.0",
 			Summary: "Count set bits in a string", Run: cmdBitCount}, "RO", "access"),
-		one(&Command{Name: "bitpos", Arity: -3, Flags: ReadOnly, Categories: []string{"read", "bitmap", "slow"}, Since: "2.8.7",
+		one(&Command{Name: "bitpos", Arity: -3, Flags: ReadOnly, Categories: []string{"bitmap"}, Since: "2.8.7",
 			Summary: "Find first bit set or clear in a string", Run: cmdBitPos}, "RO", "access"),
-		&Command{Name: "bitop", Arity: -4, Flags: Write | DenyOOM, FirstKey: 2, LastKey: -1, Step: 1, Categories: []string{"write", "bitmap", "slow"},
+		&Command{Name: "bitop", Arity: -4, Flags: Write | DenyOOM, FirstKey: 2, LastKey: -1, Step: 1, Categories: []string{"bitmap"},
 			Group: "bitmap", Since: "2.6.0", Summary: "Perform bitwise operations between strings",
 			KeySpecs: []KeySpec{{Flags: []string{"OW", "update"}, Index: 2, KeyStep: 1}, {Flags: []string{"RO", "access"}, Index: 3, LastKey: -1, KeyStep: 1}},
 			Run:      cmdBitOp},
-		one(&Command{Name: "bitfield", Arity: -2, Flags: Write | DenyOOM, Categories: []string{"write", "bitmap", "slow"}, Since: "3.2.0",
+		one(&Command{Name: "bitfield", Arity: -2, Flags: Write | DenyOOM, Categories: []string{"bitmap"}, Since: "3.2.0",
 			Summary: "Perform arbitrary bitfield integer operations on strings", Run: cmdBitField}, "RW", "access", "update", "variable_flags"),
-		one(&Command{Name: "bitfield_ro", Arity: -2, Flags: ReadOnly | Fast, Categories: []string{"read", "bitmap", "fast"}, Since: "6.0.0",
+		one(&Command{Name: "bitfield_ro", Arity: -2, Flags: ReadOnly | Fast, Categories: []string{"bitmap"}, Since: "6.0.0",
 			Summary: "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", Run: cmdBitFieldRO}, "RO", "access"),
 	)
 	table["bitfield"].KeySpecs[0].Notes = "This command allows both access and modification of the key"

@@ -26,24 +26,24 @@ func init() {
 		{Flags: []string{"RW", "insert"}, Index: 2, KeyStep: 1},
 	}
 	mpopSpec := KeySpec{Flags: []string{"RW", "access", "delete"}, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}
-	lists := []string{"write", "list", "slow", "blocking"}
-	zsets := []string{"write", "sortedset", "fast", "blocking"}
+	listCat := []string{"list"}
+	zsetCat := []string{"sortedset"}
 	register(
-		blocking(&Command{Name: "blpop", Arity: -3, Flags: NoScript, FirstKey: 1, LastKey: -2, Step: 1, Categories: lists, Since: "2.0.0",
+		blocking(&Command{Name: "blpop", Arity: -3, Flags: NoScript, FirstKey: 1, LastKey: -2, Step: 1, Categories: listCat, Since: "2.0.0",
 			Summary: "Remove and get the first element in a list, or block until one is available", Run: func(c *Ctx) { cmdBPop(c, true) }}, "list", popSpec),
-		blocking(&Command{Name: "brpop", Arity: -3, Flags: NoScript, FirstKey: 1, LastKey: -2, Step: 1, Categories: lists, Since: "2.0.0",
+		blocking(&Command{Name: "brpop", Arity: -3, Flags: NoScript, FirstKey: 1, LastKey: -2, Step: 1, Categories: listCat, Since: "2.0.0",
 			Summary: "Remove and get the last element in a list, or block until one is available", Run: func(c *Ctx) { cmdBPop(c, false) }}, "list", popSpec),
-		blocking(&Command{Name: "blmove", Arity: 6, Flags: DenyOOM | NoScript, FirstKey: 1, LastKey: 2, Step: 1, Categories: lists, Since: "6.2.0",
+		blocking(&Command{Name: "blmove", Arity: 6, Flags: DenyOOM | NoScript, FirstKey: 1, LastKey: 2, Step: 1, Categories: listCat, Since: "6.2.0",
 			Summary: "Pop an element from a list, push it to another list and return it; or block until one is available", Run: cmdBLMove}, "list", moveSpecs...),
-		blocking(&Command{Name: "brpoplpush", Arity: 4, Flags: DenyOOM | NoScript, FirstKey: 1, LastKey: 2, Step: 1, Categories: lists, Since: "2.2.0",
+		blocking(&Command{Name: "brpoplpush", Arity: 4, Flags: DenyOOM | NoScript, FirstKey: 1, LastKey: 2, Step: 1, Categories: listCat, Since: "2.2.0",
 			Summary: "Pop an element from a list, push it to another list and return it; or block until one is available", Run: cmdBRPopLPush}, "list", moveSpecs...),
-		blocking(&Command{Name: "blmpop", Arity: -5, Categories: lists, Since: "7.0.0",
+		blocking(&Command{Name: "blmpop", Arity: -5, Categories: listCat, Since: "7.0.0",
 			Summary: "Pop elements from a list, or block until one is available", Run: cmdBLMPop}, "list", mpopSpec),
-		blocking(&Command{Name: "bzpopmin", Arity: -3, Flags: NoScript | Fast, FirstKey: 1, LastKey: -2, Step: 1, Categories: zsets, Since: "5.0.0",
+		blocking(&Command{Name: "bzpopmin", Arity: -3, Flags: NoScript | Fast, FirstKey: 1, LastKey: -2, Step: 1, Categories: zsetCat, Since: "5.0.0",
 			Summary: "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", Run: func(c *Ctx) { cmdBZPop(c, false) }}, "sorted-set", popSpec),
-		blocking(&Command{Name: "bzpopmax", Arity: -3, Flags: NoScript | Fast, FirstKey: 1, LastKey: -2, Step: 1, Categories: zsets, Since: "5.0.0",
+		blocking(&Command{Name: "bzpopmax", Arity: -3, Flags: NoScript | Fast, FirstKey: 1, LastKey: -2, Step: 1, Categories: zsetCat, Since: "5.0.0",
 			Summary: "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", Run: func(c *Ctx) { cmdBZPop(c, true) }}, "sorted-set", popSpec),
-		blocking(&Command{Name: "bzmpop", Arity: -5, Categories: []string{"write", "sortedset", "slow", "blocking"}, Since: "7.0.0",
+		blocking(&Command{Name: "bzmpop", Arity: -5, Categories: []string{"sortedset"}, Since: "7.0.0",
 			Summary: "Remove and return members with scores in a sorted set or block until one is available", Run: cmdBZMPop}, "sorted-set", mpopSpec),
 	)
 }

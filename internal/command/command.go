@@ -73,9 +73,11 @@ type Command struct {
 	// Key positions as Redis's legacy first/last/step triple: LastKey -1
 	// means the last argument, 0 no keys.
 	FirstKey, LastKey, Step int
-	Categories              []string // ACL categories, without '@'
-	Summary, Since, Group   string   // for COMMAND DOCS
-	Subcommands             []*Command
+	// Categories are the command's own ACL categories (without '@'):
+	// register adds those its flags imply (write, read, fast, slow...).
+	Categories            []string
+	Summary, Since, Group string // for COMMAND DOCS
+	Subcommands           []*Command
 	// Tips are COMMAND INFO's command tips ("nondeterministic_output",
 	// "request_policy:all_shards"...). KeySpecs describe the key arguments;
 	// nil means one spec derived from FirstKey/LastKey/Step (see server.go).
@@ -252,6 +254,58 @@ func singleKey(group string) func(c *Command, flags ...string) *Command {
 	}
 }
 
+// ACLCategories are Redis's ACL categories, in its order (ACL CAT and
+// COMMAND INFO list them so).
+var ACLCategories = []string{
+	"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+	"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
+	"dangerous", "connection", "transaction", "scripting",
+}
+
+// implicitCategories adds the categories a command's flags imply to the
+// ones its entry names, as Redis's setImplicitACLCategories does, and puts
+// them in Redis's order.
+func (c *Command) implicitCategories() {
+	c.Categories = slices.Clone(c.Categories) // entries share their lists
+	has := func(cat string) bool { return slices.Contains(c.Categories, cat) }
+	add := func(cats ...string) {
+		for _, cat := range cats {
+			if !has(cat) {
+				c.Categories = append(c.Categories, cat)
+			}
+		}
+	}
+	if c.Flags&Write != 0 {
+		add("write")
+	}
+	if c.Flags&ReadOnly != 0 && !has("scripting") {
+		add("read")
+	}
+	if c.Flags&Admin != 0 {
+		add("admin", "dangerous")
+	}
+	if c.Flags&PubSub != 0 {
+		add("pubsub")
+	}
+	if c.Flags&Fast != 0 {
+		add("fast")
+	}
+	if c.Flags&Blocking != 0 {
+		add("blocking")
+	}
+	if !has("fast") {
+		add("slow")
+	}
+	// Redis's order; a module's own (json) after.
+	rank := func(cat string) int {
+		if i := slices.Index(ACLCategories, cat); i >= 0 {
+			return i
+		}
+		return len(ACLCategories)
+	}
+	slices.SortStableFunc(c.Categories, func(a, b string) int { return rank(a) - rank(b) })
+}
+
 // register adds commands to the table; each type's file calls it from init
 // with its own list, so the table is assembled from one place per type.
 func register(cmds ...*Command) {
@@ -263,6 +317,10 @@ func register(cmds ...*Command) {
 			if !strings.HasPrefix(sub.Name, c.Name+"|") {
 				panic("subcommand name must be parent|sub: " + sub.Name)
 			}
+		}
+		c.implicitCategories()
+		for _, sub := range c.Subcommands {
+			sub.implicitCategories()
 		}
 		table[c.Name] = c
 	}

@@ -21,10 +21,10 @@ import (
 // compact, as JSON.SET would.
 func init() {
 	register(
-		&Command{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Categories: []string{"keyspace", "read", "slow"}, Group: "generic", Since: "2.6.0",
+		&Command{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Categories: []string{"keyspace"}, Group: "generic", Since: "2.6.0",
 			Summary: "Return a serialized version of the value stored at the specified key.", Tips: []string{"nondeterministic_output"},
 			KeySpecs: []KeySpec{{Flags: []string{"RO", "access"}, Index: 1, KeyStep: 1}}, Run: cmdDump},
-		&Command{Name: "restore", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Categories: []string{"keyspace", "write", "slow", "dangerous"}, Group: "generic", Since: "2.6.0",
+		&Command{Name: "restore", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Categories: []string{"keyspace", "dangerous"}, Group: "generic", Since: "2.6.0",
 			Summary:  "Create a key using the provided serialized value, previously obtained using DUMP.",
 			KeySpecs: []KeySpec{{Flags: []string{"OW", "update"}, Index: 1, KeyStep: 1}}, Run: cmdRestore},
 	)

@@ -21,8 +21,7 @@ import (
 // FCALL_RO runs on a read view. Compiled libraries are cached by their
 // code's hash (function_lua.go).
 func init() {
-	cats := []string{"slow", "scripting"}
-	wcats := []string{"write", "slow", "scripting"}
+	scriptCat := []string{"scripting"}
 	const callFlags = NoScript | Stale | SkipMonitor | NoMandatoryKeys | Script
 	evalSpec := func(ro bool) []KeySpec {
 		spec := KeySpec{Flags: []string{"RW", "access", "update"}, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1,
@@ -33,26 +32,26 @@ func init() {
 		}
 		return []KeySpec{spec}
 	}
-	sub := func(name string, arity int, flags Flags, cats []string, summary string, tips ...string) *Command {
-		return &Command{Name: name, Arity: arity, Flags: flags, Categories: cats, Since: "7.0.0", Group: "scripting", Summary: summary, Tips: tips}
+	sub := func(name string, arity int, flags Flags, summary string, tips ...string) *Command {
+		return &Command{Name: name, Arity: arity, Flags: flags, Categories: scriptCat, Since: "7.0.0", Group: "scripting", Summary: summary, Tips: tips}
 	}
 	all := []string{"request_policy:all_shards", "response_policy:all_succeeded"}
 	register(
-		&Command{Name: "fcall", Arity: -3, Flags: callFlags, Categories: cats, Since: "7.0.0", Group: "scripting", Summary: "Invoke a function",
+		&Command{Name: "fcall", Arity: -3, Flags: callFlags, Categories: scriptCat, Since: "7.0.0", Group: "scripting", Summary: "Invoke a function",
 			KeySpecs: evalSpec(false), Run: func(c *Ctx) { cmdFcall(c, false) }},
-		&Command{Name: "fcall_ro", Arity: -3, Flags: ReadOnly | callFlags, Categories: cats, Since: "7.0.0", Group: "scripting", Summary: "Invoke a read-only function",
+		&Command{Name: "fcall_ro", Arity: -3, Flags: ReadOnly | callFlags, Categories: scriptCat, Since: "7.0.0", Group: "scripting", Summary: "Invoke a read-only function",
 			KeySpecs: evalSpec(true), Run: func(c *Ctx) { cmdFcall(c, true) }},
-		&Command{Name: "function", Arity: -2, Categories: []string{"slow"}, Group: "scripting", Since: "7.0.0", Summary: "A container for function commands", Run: cmdFunction,
+		&Command{Name: "function", Arity: -2, Categories: nil, Group: "scripting", Since: "7.0.0", Summary: "A container for function commands", Run: cmdFunction,
 			Subcommands: []*Command{
-				sub("function|delete", 3, Write|NoScript, wcats, "Delete a function by name", all...),
-				sub("function|dump", 2, NoScript, cats, "Dump all functions into a serialized binary payload"),
-				sub("function|flush", -2, Write|NoScript, wcats, "Deleting all functions", all...),
-				sub("function|help", 2, Loading|Stale, cats, "Show helpful text about the different subcommands"),
-				sub("function|kill", 2, NoScript|AllowBusy, cats, "Kill the function currently in execution.", "request_policy:all_shards", "response_policy:one_succeeded"),
-				sub("function|list", -2, NoScript, cats, "List information about all the functions", "nondeterministic_output_order"),
-				sub("function|load", -3, Write|DenyOOM|NoScript, wcats, "Create a function with the given arguments (name, code, description)", all...),
-				sub("function|restore", -3, Write|DenyOOM|NoScript, wcats, "Restore all the functions on the given payload", all...),
-				sub("function|stats", 2, NoScript|AllowBusy, cats, "Return information about the function currently running (name, description, duration)",
+				sub("function|delete", 3, Write|NoScript, "Delete a function by name", all...),
+				sub("function|dump", 2, NoScript, "Dump all functions into a serialized binary payload"),
+				sub("function|flush", -2, Write|NoScript, "Deleting all functions", all...),
+				sub("function|help", 2, Loading|Stale, "Show helpful text about the different subcommands"),
+				sub("function|kill", 2, NoScript|AllowBusy, "Kill the function currently in execution.", "request_policy:all_shards", "response_policy:one_succeeded"),
+				sub("function|list", -2, NoScript, "List information about all the functions", "nondeterministic_output_order"),
+				sub("function|load", -3, Write|DenyOOM|NoScript, "Create a function with the given arguments (name, code, description)", all...),
+				sub("function|restore", -3, Write|DenyOOM|NoScript, "Restore all the functions on the given payload", all...),
+				sub("function|stats", 2, NoScript|AllowBusy, "Return information about the function currently running (name, description, duration)",
 					"nondeterministic_output", "request_policy:all_shards", "response_policy:special"),
 			}},
 	)

@@ -17,8 +17,7 @@ import (
 // score intervals of the nine cells that cover its shape, in Redis's
 // order, so unsorted replies list members as Redis does.
 func init() {
-	w := []string{"write", "geo", "slow"}
-	r := []string{"read", "geo", "slow"}
+	geoCat := []string{"geo"}
 	one := singleKey("geo")
 	ro := []string{"RO", "access"}
 	// GEORADIUS and GEORADIUSBYMEMBER write with STORE or STOREDIST, whose
@@ -32,21 +31,21 @@ func init() {
 		return c
 	}
 	register(
-		one(&Command{Name: "geoadd", Arity: -5, Flags: Write | DenyOOM, Categories: w, Since: "3.2.0", Summary: "Add one or more geospatial items in the geospatial index represented using a sorted set", Run: cmdGeoAdd}, "RW", "update"),
-		one(&Command{Name: "geodist", Arity: -4, Flags: ReadOnly, Categories: r, Since: "3.2.0", Summary: "Returns the distance between two members of a geospatial index", Run: cmdGeoDist}, ro...),
-		one(&Command{Name: "geohash", Arity: -2, Flags: ReadOnly, Categories: r, Since: "3.2.0", Summary: "Returns members of a geospatial index as standard geohash strings", Run: cmdGeoHash}, ro...),
-		one(&Command{Name: "geopos", Arity: -2, Flags: ReadOnly, Categories: r, Since: "3.2.0", Summary: "Returns longitude and latitude of members of a geospatial index", Run: cmdGeoPos}, ro...),
-		radius(&Command{Name: "georadius", Arity: -6, Flags: Write | DenyOOM, Categories: w, Since: "3.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point",
+		one(&Command{Name: "geoadd", Arity: -5, Flags: Write | DenyOOM, Categories: geoCat, Since: "3.2.0", Summary: "Add one or more geospatial items in the geospatial index represented using a sorted set", Run: cmdGeoAdd}, "RW", "update"),
+		one(&Command{Name: "geodist", Arity: -4, Flags: ReadOnly, Categories: geoCat, Since: "3.2.0", Summary: "Returns the distance between two members of a geospatial index", Run: cmdGeoDist}, ro...),
+		one(&Command{Name: "geohash", Arity: -2, Flags: ReadOnly, Categories: geoCat, Since: "3.2.0", Summary: "Returns members of a geospatial index as standard geohash strings", Run: cmdGeoHash}, ro...),
+		one(&Command{Name: "geopos", Arity: -2, Flags: ReadOnly, Categories: geoCat, Since: "3.2.0", Summary: "Returns longitude and latitude of members of a geospatial index", Run: cmdGeoPos}, ro...),
+		radius(&Command{Name: "georadius", Arity: -6, Flags: Write | DenyOOM, Categories: geoCat, Since: "3.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point",
 			Run: func(c *Ctx) { geoRadiusRun(c, geoByCoords) }, ReadFirst: func(c *Ctx) bool { return geoRadiusRead(c, geoByCoords) }}, 6),
-		one(&Command{Name: "georadius_ro", Arity: -6, Flags: ReadOnly, Categories: r, Since: "3.2.10", Summary: "A read-only variant for GEORADIUS",
+		one(&Command{Name: "georadius_ro", Arity: -6, Flags: ReadOnly, Categories: geoCat, Since: "3.2.10", Summary: "A read-only variant for GEORADIUS",
 			Run: func(c *Ctx) { geoSearchGeneric(c, 1, geoByCoords|geoNoStore, false) }}, ro...),
-		radius(&Command{Name: "georadiusbymember", Arity: -5, Flags: Write | DenyOOM, Categories: w, Since: "3.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member",
+		radius(&Command{Name: "georadiusbymember", Arity: -5, Flags: Write | DenyOOM, Categories: geoCat, Since: "3.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member",
 			Run: func(c *Ctx) { geoRadiusRun(c, geoByMember) }, ReadFirst: func(c *Ctx) bool { return geoRadiusRead(c, geoByMember) }}, 5),
-		one(&Command{Name: "georadiusbymember_ro", Arity: -5, Flags: ReadOnly, Categories: r, Since: "3.2.10", Summary: "A read-only variant for GEORADIUSBYMEMBER",
+		one(&Command{Name: "georadiusbymember_ro", Arity: -5, Flags: ReadOnly, Categories: geoCat, Since: "3.2.10", Summary: "A read-only variant for GEORADIUSBYMEMBER",
 			Run: func(c *Ctx) { geoSearchGeneric(c, 1, geoByMember|geoNoStore, false) }}, ro...),
-		one(&Command{Name: "geosearch", Arity: -7, Flags: ReadOnly, Categories: r, Since: "6.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
+		one(&Command{Name: "geosearch", Arity: -7, Flags: ReadOnly, Categories: geoCat, Since: "6.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
 			Run: func(c *Ctx) { geoSearchGeneric(c, 1, geoSearch, false) }}, ro...),
-		&Command{Name: "geosearchstore", Arity: -8, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Categories: w, Group: "geo", Since: "6.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.",
+		&Command{Name: "geosearchstore", Arity: -8, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Categories: geoCat, Group: "geo", Since: "6.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.",
 			KeySpecs: []KeySpec{{Flags: []string{"OW", "update"}, Index: 1, KeyStep: 1}, {Flags: ro, Index: 2, KeyStep: 1}},
 			Run: func(c *Ctx) {
 				defer c.Tx.KeyMiss(c.Tx.KeyMiss(true)) // the source is a read (keymiss events)

@@ -15,29 +15,27 @@ import (
 // is sizeHeader, and one member entry per field: store.HashedSub(field) ->
 // value. HGET and HSET touch one member; HLEN reads only the header.
 func init() {
-	wf := []string{"write", "hash", "fast"}
-	rf := []string{"read", "hash", "fast"}
-	rs := []string{"read", "hash", "slow"}
+	hashCat := []string{"hash"}
 	one := singleKey("hash")
 	nondetOrder := []string{"nondeterministic_output_order"}
 	nondet := []string{"nondeterministic_output"}
 	register(
-		one(&Command{Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.0.0", Summary: "Set the string value of a hash field", Run: func(c *Ctx) { hsetGeneric(c, false) }}, "RW", "update"),
-		one(&Command{Name: "hsetnx", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.0.0", Summary: "Set the value of a hash field, only if the field does not exist", Run: cmdHSetNX}, "RW", "insert"),
-		one(&Command{Name: "hmset", Arity: -4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.0.0", Summary: "Set multiple hash fields to multiple values", Run: func(c *Ctx) { hsetGeneric(c, true) }}, "RW", "update"),
-		one(&Command{Name: "hget", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Get the value of a hash field", Run: cmdHGet}, "RO", "access"),
-		one(&Command{Name: "hmget", Arity: -3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Get the values of all the given hash fields", Run: cmdHMGet}, "RO", "access"),
-		one(&Command{Name: "hgetall", Arity: 2, Flags: ReadOnly, Categories: rs, Since: "2.0.0", Summary: "Get all the fields and values in a hash", Tips: nondetOrder, Run: func(c *Ctx) { hgetallGeneric(c, true, true) }}, "RO", "access"),
-		one(&Command{Name: "hkeys", Arity: 2, Flags: ReadOnly, Categories: rs, Since: "2.0.0", Summary: "Get all the fields in a hash", Tips: nondetOrder, Run: func(c *Ctx) { hgetallGeneric(c, true, false) }}, "RO", "access"),
-		one(&Command{Name: "hvals", Arity: 2, Flags: ReadOnly, Categories: rs, Since: "2.0.0", Summary: "Get all the values in a hash", Tips: nondetOrder, Run: func(c *Ctx) { hgetallGeneric(c, false, true) }}, "RO", "access"),
-		one(&Command{Name: "hdel", Arity: -3, Flags: Write | Fast, Categories: wf, Since: "2.0.0", Summary: "Delete one or more hash fields", Run: cmdHDel}, "RW", "delete"),
-		one(&Command{Name: "hexists", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Determine if a hash field exists", Run: cmdHExists}, "RO"),
-		one(&Command{Name: "hlen", Arity: 2, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Get the number of fields in a hash", Run: cmdHLen}, "RO"),
-		one(&Command{Name: "hstrlen", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "3.2.0", Summary: "Get the length of the value of a hash field", Run: cmdHStrlen}, "RO"),
-		one(&Command{Name: "hincrby", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.0.0", Summary: "Increment the integer value of a hash field by the given number", Run: cmdHIncrBy}, "RW", "access", "update"),
-		one(&Command{Name: "hincrbyfloat", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.6.0", Summary: "Increment the float value of a hash field by the given amount", Run: cmdHIncrByFloat}, "RW", "access", "update"),
-		one(&Command{Name: "hrandfield", Arity: -2, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Get one or multiple random fields from a hash", Tips: nondet, Run: cmdHRandField}, "RO", "access"),
-		one(&Command{Name: "hscan", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "2.8.0", Summary: "Incrementally iterate hash fields and associated values", Tips: nondet, Run: cmdHScan}, "RO", "access"),
+		one(&Command{Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, Categories: hashCat, Since: "2.0.0", Summary: "Set the string value of a hash field", Run: func(c *Ctx) { hsetGeneric(c, false) }}, "RW", "update"),
+		one(&Command{Name: "hsetnx", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: hashCat, Since: "2.0.0", Summary: "Set the value of a hash field, only if the field does not exist", Run: cmdHSetNX}, "RW", "insert"),
+		one(&Command{Name: "hmset", Arity: -4, Flags: Write | DenyOOM | Fast, Categories: hashCat, Since: "2.0.0", Summary: "Set multiple hash fields to multiple values", Run: func(c *Ctx) { hsetGeneric(c, true) }}, "RW", "update"),
+		one(&Command{Name: "hget", Arity: 3, Flags: ReadOnly | Fast, Categories: hashCat, Since: "2.0.0", Summary: "Get the value of a hash field", Run: cmdHGet}, "RO", "access"),
+		one(&Command{Name: "hmget", Arity: -3, Flags: ReadOnly | Fast, Categories: hashCat, Since: "2.0.0", Summary: "Get the values of all the given hash fields", Run: cmdHMGet}, "RO", "access"),
+		one(&Command{Name: "hgetall", Arity: 2, Flags: ReadOnly, Categories: hashCat, Since: "2.0.0", Summary: "Get all the fields and values in a hash", Tips: nondetOrder, Run: func(c *Ctx) { hgetallGeneric(c, true, true) }}, "RO", "access"),
+		one(&Command{Name: "hkeys", Arity: 2, Flags: ReadOnly, Categories: hashCat, Since: "2.0.0", Summary: "Get all the fields in a hash", Tips: nondetOrder, Run: func(c *Ctx) { hgetallGeneric(c, true, false) }}, "RO", "access"),
+		one(&Command{Name: "hvals", Arity: 2, Flags: ReadOnly, Categories: hashCat, Since: "2.0.0", Summary: "Get all the values in a hash", Tips: nondetOrder, Run: func(c *Ctx) { hgetallGeneric(c, false, true) }}, "RO", "access"),
+		one(&Command{Name: "hdel", Arity: -3, Flags: Write | Fast, Categories: hashCat, Since: "2.0.0", Summary: "Delete one or more hash fields", Run: cmdHDel}, "RW", "delete"),
+		one(&Command{Name: "hexists", Arity: 3, Flags: ReadOnly | Fast, Categories: hashCat, Since: "2.0.0", Summary: "Determine if a hash field exists", Run: cmdHExists}, "RO"),
+		one(&Command{Name: "hlen", Arity: 2, Flags: ReadOnly | Fast, Categories: hashCat, Since: "2.0.0", Summary: "Get the number of fields in a hash", Run: cmdHLen}, "RO"),
+		one(&Command{Name: "hstrlen", Arity: 3, Flags: ReadOnly | Fast, Categories: hashCat, Since: "3.2.0", Summary: "Get the length of the value of a hash field", Run: cmdHStrlen}, "RO"),
+		one(&Command{Name: "hincrby", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: hashCat, Since: "2.0.0", Summary: "Increment the integer value of a hash field by the given number", Run: cmdHIncrBy}, "RW", "access", "update"),
+		one(&Command{Name: "hincrbyfloat", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: hashCat, Since: "2.6.0", Summary: "Increment the float value of a hash field by the given amount", Run: cmdHIncrByFloat}, "RW", "access", "update"),
+		one(&Command{Name: "hrandfield", Arity: -2, Flags: ReadOnly, Categories: hashCat, Since: "6.2.0", Summary: "Get one or multiple random fields from a hash", Tips: nondet, Run: cmdHRandField}, "RO", "access"),
+		one(&Command{Name: "hscan", Arity: -3, Flags: ReadOnly, Categories: hashCat, Since: "2.8.0", Summary: "Incrementally iterate hash fields and associated values", Tips: nondet, Run: cmdHScan}, "RO", "access"),
 	)
 }
 

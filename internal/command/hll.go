@@ -29,26 +29,26 @@ func init() {
 	}
 	register(
 		hll(&Command{Name: "pfadd", Arity: -2, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1,
-			Categories: []string{"write", "hyperloglog", "fast"}, Since: "2.8.9", Summary: "Adds the specified elements to the specified HyperLogLog.",
+			Categories: []string{"hyperloglog"}, Since: "2.8.9", Summary: "Adds the specified elements to the specified HyperLogLog.",
 			KeySpecs: []KeySpec{{Flags: []string{"RW", "insert"}, Index: 1, KeyStep: 1}}, Run: cmdPFAdd, ReadFirst: pfAddRead, ReadFirstAfterSame: true}),
 		// PFCOUNT is read-only for Redis, yet counting one key stores the
 		// count in the value's header when it was stale. So it goes through
 		// the write path, except when ReadFirst can answer without changing
 		// anything (several keys, or a count still cached).
 		hll(&Command{Name: "pfcount", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: -1, Step: 1,
-			Categories: []string{"read", "hyperloglog", "slow"}, Since: "2.8.9", Summary: "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
+			Categories: []string{"hyperloglog"}, Since: "2.8.9", Summary: "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
 			KeySpecs: []KeySpec{{Flags: []string{"RW", "access"}, Index: 1, LastKey: -1, KeyStep: 1,
 				Notes: "RW because it may change the internal representation of the key, and propagate to replicas"}},
 			Run: cmdPFCount, ReadFirst: pfCountRead}),
 		hll(&Command{Name: "pfmerge", Arity: -2, Flags: Write | DenyOOM, FirstKey: 1, LastKey: -1, Step: 1,
-			Categories: []string{"write", "hyperloglog", "slow"}, Since: "2.8.9", Summary: "Merge N different HyperLogLogs into a single one.",
+			Categories: []string{"hyperloglog"}, Since: "2.8.9", Summary: "Merge N different HyperLogLogs into a single one.",
 			KeySpecs: []KeySpec{{Flags: []string{"RW", "access", "insert"}, Index: 1, KeyStep: 1}, {Flags: []string{"RO", "access"}, Index: 2, LastKey: -1, KeyStep: 1}},
 			Run:      cmdPFMerge}),
 		hll(&Command{Name: "pfdebug", Arity: 3, Flags: Write | DenyOOM | Admin, FirstKey: 2, LastKey: 2, Step: 1,
-			Categories: []string{"write", "hyperloglog", "admin", "slow", "dangerous"}, Since: "2.8.9", Summary: "Internal commands for debugging HyperLogLog values",
+			Categories: []string{"hyperloglog", "admin", "dangerous"}, Since: "2.8.9", Summary: "Internal commands for debugging HyperLogLog values",
 			KeySpecs: []KeySpec{{Flags: []string{"RW", "access"}, Index: 2, KeyStep: 1}}, Run: cmdPFDebug}),
 		hll(&Command{Name: "pfselftest", Arity: 1, Flags: Admin,
-			Categories: []string{"hyperloglog", "admin", "slow", "dangerous"}, Since: "2.8.9", Summary: "An internal command for testing HyperLogLog values",
+			Categories: []string{"hyperloglog", "admin", "dangerous"}, Since: "2.8.9", Summary: "An internal command for testing HyperLogLog values",
 			Run: cmdPFSelfTest}),
 	)
 }

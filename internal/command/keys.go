@@ -17,10 +17,7 @@ import (
 // work on any type, because a key's metadata entry carries its type and
 // expiry and its members (if any) live under its prefix.
 func init() {
-	kwS := []string{"keyspace", "write", "slow"}
-	kwF := []string{"keyspace", "write", "fast"}
-	krF := []string{"keyspace", "read", "fast"}
-	krS := []string{"keyspace", "read", "slow"}
+	keyCat := []string{"keyspace"}
 	dangerous := func(cats []string) []string { return append(append([]string(nil), cats...), "dangerous") }
 	// gen sets the legacy key positions and the group of a generic command;
 	// with flags, one key spec: the key at first, or (last -1) every
@@ -46,46 +43,46 @@ func init() {
 	allShards := []string{"request_policy:all_shards", "response_policy:all_succeeded"}
 	nondet := []string{"nondeterministic_output"}
 	objSub := func(name, since, summary string, run func(*Ctx)) *Command {
-		return &Command{Name: "object|" + name, Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Categories: krS, Group: "generic", Since: since, Summary: summary,
+		return &Command{Name: "object|" + name, Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Categories: keyCat, Group: "generic", Since: since, Summary: summary,
 			Tips: nondet, KeySpecs: []KeySpec{{Flags: []string{"RO"}, Index: 2, KeyStep: 1}}, Run: run}
 	}
 	register(
-		gen(1, -1, &Command{Name: "del", Arity: -2, Flags: Write, Categories: kwS, Since: "1.0.0", Summary: "Delete a key", Tips: multiShardSum, Run: cmdDel}, "RM", "delete"),
-		gen(1, -1, &Command{Name: "unlink", Arity: -2, Flags: Write | Fast, Categories: kwF, Since: "4.0.0", Summary: "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", Tips: multiShardSum, Run: cmdDel}, "RM", "delete"),
-		gen(1, -1, &Command{Name: "exists", Arity: -2, Flags: ReadOnly | Fast, Categories: krF, Since: "1.0.0", Summary: "Determine if a key exists", Tips: multiShardSum, Run: cmdExists}, "RO"),
-		gen(1, 1, &Command{Name: "type", Arity: 2, Flags: ReadOnly | Fast, Categories: krF, Since: "1.0.0", Summary: "Determine the type stored at key", Run: cmdType}, "RO"),
-		srcDst(gen(1, 2, &Command{Name: "rename", Arity: 3, Flags: Write, Categories: kwS, Since: "1.0.0", Summary: "Rename a key", Run: func(c *Ctx) { renameGeneric(c, false) }}),
+		gen(1, -1, &Command{Name: "del", Arity: -2, Flags: Write, Categories: keyCat, Since: "1.0.0", Summary: "Delete a key", Tips: multiShardSum, Run: cmdDel}, "RM", "delete"),
+		gen(1, -1, &Command{Name: "unlink", Arity: -2, Flags: Write | Fast, Categories: keyCat, Since: "4.0.0", Summary: "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", Tips: multiShardSum, Run: cmdDel}, "RM", "delete"),
+		gen(1, -1, &Command{Name: "exists", Arity: -2, Flags: ReadOnly | Fast, Categories: keyCat, Since: "1.0.0", Summary: "Determine if a key exists", Tips: multiShardSum, Run: cmdExists}, "RO"),
+		gen(1, 1, &Command{Name: "type", Arity: 2, Flags: ReadOnly | Fast, Categories: keyCat, Since: "1.0.0", Summary: "Determine the type stored at key", Run: cmdType}, "RO"),
+		srcDst(gen(1, 2, &Command{Name: "rename", Arity: 3, Flags: Write, Categories: keyCat, Since: "1.0.0", Summary: "Rename a key", Run: func(c *Ctx) { renameGeneric(c, false) }}),
 			[]string{"RW", "access", "delete"}, []string{"OW", "update"}),
-		srcDst(gen(1, 2, &Command{Name: "renamenx", Arity: 3, Flags: Write | Fast, Categories: kwF, Since: "1.0.0", Summary: "Rename a key, only if the new key does not exist", Run: func(c *Ctx) { renameGeneric(c, true) }}),
+		srcDst(gen(1, 2, &Command{Name: "renamenx", Arity: 3, Flags: Write | Fast, Categories: keyCat, Since: "1.0.0", Summary: "Rename a key, only if the new key does not exist", Run: func(c *Ctx) { renameGeneric(c, true) }}),
 			[]string{"RW", "access", "delete"}, []string{"OW", "insert"}),
-		srcDst(gen(1, 2, &Command{Name: "copy", Arity: -3, Flags: Write | DenyOOM, Categories: kwS, Since: "6.2.0", Summary: "Copy a key", Run: cmdCopy}),
+		srcDst(gen(1, 2, &Command{Name: "copy", Arity: -3, Flags: Write | DenyOOM, Categories: keyCat, Since: "6.2.0", Summary: "Copy a key", Run: cmdCopy}),
 			[]string{"RO", "access"}, []string{"OW", "update"}),
-		gen(1, 1, &Command{Name: "move", Arity: 3, Flags: Write | Fast, Categories: kwF, Since: "1.0.0", Summary: "Move a key to another database", Run: cmdMove}, "RW", "access", "update"),
-		gen(1, -1, &Command{Name: "touch", Arity: -2, Flags: ReadOnly | Fast, Categories: krF, Since: "3.2.1", Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Tips: multiShardSum, Run: cmdExists}, "RO"),
-		gen(1, 1, &Command{Name: "expire", Arity: -3, Flags: Write | Fast, Categories: kwF, Since: "1.0.0", Summary: "Set a key's time to live in seconds", Run: func(c *Ctx) { expireGeneric(c, c.Tx.Now, 1000) }}, "RW", "update"),
-		gen(1, 1, &Command{Name: "pexpire", Arity: -3, Flags: Write | Fast, Categories: kwF, Since: "2.6.0", Summary: "Set a key's time to live in milliseconds", Run: func(c *Ctx) { expireGeneric(c, c.Tx.Now, 1) }}, "RW", "update"),
-		gen(1, 1, &Command{Name: "expireat", Arity: -3, Flags: Write | Fast, Categories: kwF, Since: "1.2.0", Summary: "Set the expiration for a key as a UNIX timestamp", Run: func(c *Ctx) { expireGeneric(c, 0, 1000) }}, "RW", "update"),
-		gen(1, 1, &Command{Name: "pexpireat", Arity: -3, Flags: Write | Fast, Categories: kwF, Since: "2.6.0", Summary: "Set the expiration for a key as a UNIX timestamp specified in milliseconds", Run: func(c *Ctx) { expireGeneric(c, 0, 1) }}, "RW", "update"),
-		gen(1, 1, &Command{Name: "ttl", Arity: 2, Flags: ReadOnly | Fast, Categories: krF, Since: "1.0.0", Summary: "Get the time to live for a key in seconds", Tips: nondet, Run: func(c *Ctx) { ttlGeneric(c, false, false) }}, "RO", "access"),
-		gen(1, 1, &Command{Name: "pttl", Arity: 2, Flags: ReadOnly | Fast, Categories: krF, Since: "2.6.0", Summary: "Get the time to live for a key in milliseconds", Tips: nondet, Run: func(c *Ctx) { ttlGeneric(c, true, false) }}, "RO", "access"),
-		gen(1, 1, &Command{Name: "expiretime", Arity: 2, Flags: ReadOnly | Fast, Categories: krF, Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key", Run: func(c *Ctx) { ttlGeneric(c, false, true) }}, "RO", "access"),
-		gen(1, 1, &Command{Name: "pexpiretime", Arity: 2, Flags: ReadOnly | Fast, Categories: krF, Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key in milliseconds", Run: func(c *Ctx) { ttlGeneric(c, true, true) }}, "RO", "access"),
-		gen(1, 1, &Command{Name: "persist", Arity: 2, Flags: Write | Fast, Categories: kwF, Since: "2.2.0", Summary: "Remove the expiration from a key", Run: cmdPersist}, "RW", "update"),
-		gen(0, 0, &Command{Name: "keys", Arity: 2, Flags: ReadOnly, Categories: dangerous(krS), Since: "1.0.0", Summary: "Find all keys matching the given pattern",
+		gen(1, 1, &Command{Name: "move", Arity: 3, Flags: Write | Fast, Categories: keyCat, Since: "1.0.0", Summary: "Move a key to another database", Run: cmdMove}, "RW", "access", "update"),
+		gen(1, -1, &Command{Name: "touch", Arity: -2, Flags: ReadOnly | Fast, Categories: keyCat, Since: "3.2.1", Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Tips: multiShardSum, Run: cmdExists}, "RO"),
+		gen(1, 1, &Command{Name: "expire", Arity: -3, Flags: Write | Fast, Categories: keyCat, Since: "1.0.0", Summary: "Set a key's time to live in seconds", Run: func(c *Ctx) { expireGeneric(c, c.Tx.Now, 1000) }}, "RW", "update"),
+		gen(1, 1, &Command{Name: "pexpire", Arity: -3, Flags: Write | Fast, Categories: keyCat, Since: "2.6.0", Summary: "Set a key's time to live in milliseconds", Run: func(c *Ctx) { expireGeneric(c, c.Tx.Now, 1) }}, "RW", "update"),
+		gen(1, 1, &Command{Name: "expireat", Arity: -3, Flags: Write | Fast, Categories: keyCat, Since: "1.2.0", Summary: "Set the expiration for a key as a UNIX timestamp", Run: func(c *Ctx) { expireGeneric(c, 0, 1000) }}, "RW", "update"),
+		gen(1, 1, &Command{Name: "pexpireat", Arity: -3, Flags: Write | Fast, Categories: keyCat, Since: "2.6.0", Summary: "Set the expiration for a key as a UNIX timestamp specified in milliseconds", Run: func(c *Ctx) { expireGeneric(c, 0, 1) }}, "RW", "update"),
+		gen(1, 1, &Command{Name: "ttl", Arity: 2, Flags: ReadOnly | Fast, Categories: keyCat, Since: "1.0.0", Summary: "Get the time to live for a key in seconds", Tips: nondet, Run: func(c *Ctx) { ttlGeneric(c, false, false) }}, "RO", "access"),
+		gen(1, 1, &Command{Name: "pttl", Arity: 2, Flags: ReadOnly | Fast, Categories: keyCat, Since: "2.6.0", Summary: "Get the time to live for a key in milliseconds", Tips: nondet, Run: func(c *Ctx) { ttlGeneric(c, true, false) }}, "RO", "access"),
+		gen(1, 1, &Command{Name: "expiretime", Arity: 2, Flags: ReadOnly | Fast, Categories: keyCat, Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key", Run: func(c *Ctx) { ttlGeneric(c, false, true) }}, "RO", "access"),
+		gen(1, 1, &Command{Name: "pexpiretime", Arity: 2, Flags: ReadOnly | Fast, Categories: keyCat, Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key in milliseconds", Run: func(c *Ctx) { ttlGeneric(c, true, true) }}, "RO", "access"),
+		gen(1, 1, &Command{Name: "persist", Arity: 2, Flags: Write | Fast, Categories: keyCat, Since: "2.2.0", Summary: "Remove the expiration from a key", Run: cmdPersist}, "RW", "update"),
+		gen(0, 0, &Command{Name: "keys", Arity: 2, Flags: ReadOnly, Categories: dangerous(keyCat), Since: "1.0.0", Summary: "Find all keys matching the given pattern",
 			Tips: []string{"request_policy:all_shards", "nondeterministic_output_order"}, Run: cmdKeys}),
-		gen(0, 0, &Command{Name: "scan", Arity: -2, Flags: ReadOnly, Categories: krS, Since: "2.8.0", Summary: "Incrementally iterate the keys space",
+		gen(0, 0, &Command{Name: "scan", Arity: -2, Flags: ReadOnly, Categories: keyCat, Since: "2.8.0", Summary: "Incrementally iterate the keys space",
 			Tips: []string{"nondeterministic_output", "request_policy:special"}, Run: cmdScan}),
-		gen(0, 0, &Command{Name: "randomkey", Arity: 1, Flags: ReadOnly, Categories: krS, Since: "1.0.0", Summary: "Return a random key from the keyspace",
+		gen(0, 0, &Command{Name: "randomkey", Arity: 1, Flags: ReadOnly, Categories: keyCat, Since: "1.0.0", Summary: "Return a random key from the keyspace",
 			Tips: []string{"request_policy:all_shards", "nondeterministic_output"}, Run: cmdRandomKey}),
-		gen(0, 0, &Command{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Categories: krF, Group: "server", Since: "1.0.0", Summary: "Return the number of keys in the selected database",
+		gen(0, 0, &Command{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Categories: keyCat, Group: "server", Since: "1.0.0", Summary: "Return the number of keys in the selected database",
 			Tips: []string{"request_policy:all_shards", "response_policy:agg_sum"}, Run: cmdDBSize}),
-		gen(0, 0, &Command{Name: "flushdb", Arity: -1, Flags: Write, Categories: dangerous(kwS), Group: "server", Since: "1.0.0", Summary: "Remove all keys from the current database", Tips: allShards, Run: cmdFlushDB}),
-		gen(0, 0, &Command{Name: "flushall", Arity: -1, Flags: Write, Categories: dangerous(kwS), Group: "server", Since: "1.0.0", Summary: "Remove all keys from all databases", Tips: allShards, Run: cmdFlushAll}),
-		gen(0, 0, &Command{Name: "swapdb", Arity: 3, Flags: Write | Fast, Categories: dangerous(kwF), Group: "server", Since: "4.0.0", Summary: "Swaps two Redis databases", Run: cmdSwapDB}),
-		&Command{Name: "object", Arity: -2, Categories: []string{"slow"}, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands", Run: cmdObject,
+		gen(0, 0, &Command{Name: "flushdb", Arity: -1, Flags: Write, Categories: dangerous(keyCat), Group: "server", Since: "1.0.0", Summary: "Remove all keys from the current database", Tips: allShards, Run: cmdFlushDB}),
+		gen(0, 0, &Command{Name: "flushall", Arity: -1, Flags: Write, Categories: dangerous(keyCat), Group: "server", Since: "1.0.0", Summary: "Remove all keys from all databases", Tips: allShards, Run: cmdFlushAll}),
+		gen(0, 0, &Command{Name: "swapdb", Arity: 3, Flags: Write | Fast, Categories: dangerous(keyCat), Group: "server", Since: "4.0.0", Summary: "Swaps two Redis databases", Run: cmdSwapDB}),
+		&Command{Name: "object", Arity: -2, Categories: nil, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands", Run: cmdObject,
 			Subcommands: []*Command{
 				// In the order Redis lists them.
-				{Name: "object|help", Arity: 2, Flags: Loading | Stale, Categories: []string{"keyspace", "slow"}, Group: "generic", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Run: cmdObjectHelp},
+				{Name: "object|help", Arity: 2, Flags: Loading | Stale, Categories: []string{"keyspace"}, Group: "generic", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Run: cmdObjectHelp},
 				objSub("encoding", "2.2.3", "Inspect the internal encoding of a Redis object", cmdObjectEncoding),
 				objSub("freq", "4.0.0", "Get the logarithmic access frequency counter of a Redis object", cmdObjectFreq),
 				objSub("refcount", "2.2.3", "Get the number of references to the value of the key", cmdObjectRefCount),

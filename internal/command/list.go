@@ -27,34 +27,31 @@ func init() {
 		}
 		return c
 	}
-	wf := []string{"write", "list", "fast"}
-	ws := []string{"write", "list", "slow"}
-	rf := []string{"read", "list", "fast"}
-	rs := []string{"read", "list", "slow"}
+	listCat := []string{"list"}
 	register(
-		one(&Command{Name: "lpush", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.0.0", Summary: "Prepend one or multiple elements to a list",
+		one(&Command{Name: "lpush", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: listCat, Since: "1.0.0", Summary: "Prepend one or multiple elements to a list",
 			Run: func(c *Ctx) { cmdListPush(c, true, false) }}, "RW", "insert"),
-		one(&Command{Name: "rpush", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.0.0", Summary: "Append one or multiple elements to a list",
+		one(&Command{Name: "rpush", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: listCat, Since: "1.0.0", Summary: "Append one or multiple elements to a list",
 			Run: func(c *Ctx) { cmdListPush(c, false, false) }}, "RW", "insert"),
-		one(&Command{Name: "lpushx", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.2.0", Summary: "Prepend an element to a list, only if the list exists",
+		one(&Command{Name: "lpushx", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: listCat, Since: "2.2.0", Summary: "Prepend an element to a list, only if the list exists",
 			Run: func(c *Ctx) { cmdListPush(c, true, true) }}, "RW", "insert"),
-		one(&Command{Name: "rpushx", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.2.0", Summary: "Append an element to a list, only if the list exists",
+		one(&Command{Name: "rpushx", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: listCat, Since: "2.2.0", Summary: "Append an element to a list, only if the list exists",
 			Run: func(c *Ctx) { cmdListPush(c, false, true) }}, "RW", "insert"),
-		one(&Command{Name: "lpop", Arity: -2, Flags: Write | Fast, Categories: wf, Since: "1.0.0", Summary: "Remove and get the first elements in a list",
+		one(&Command{Name: "lpop", Arity: -2, Flags: Write | Fast, Categories: listCat, Since: "1.0.0", Summary: "Remove and get the first elements in a list",
 			Run: func(c *Ctx) { cmdListPop(c, true) }}, "RW", "access", "delete"),
-		one(&Command{Name: "rpop", Arity: -2, Flags: Write | Fast, Categories: wf, Since: "1.0.0", Summary: "Remove and get the last elements in a list",
+		one(&Command{Name: "rpop", Arity: -2, Flags: Write | Fast, Categories: listCat, Since: "1.0.0", Summary: "Remove and get the last elements in a list",
 			Run: func(c *Ctx) { cmdListPop(c, false) }}, "RW", "access", "delete"),
-		one(&Command{Name: "llen", Arity: 2, Flags: ReadOnly | Fast, Categories: rf, Since: "1.0.0", Summary: "Get the length of a list", Run: cmdLLen}, "RO"),
-		one(&Command{Name: "lindex", Arity: 3, Flags: ReadOnly, Categories: rs, Since: "1.0.0", Summary: "Get an element from a list by its index", Run: cmdLIndex}, "RO", "access"),
-		one(&Command{Name: "lrange", Arity: 4, Flags: ReadOnly, Categories: rs, Since: "1.0.0", Summary: "Get a range of elements from a list", Run: cmdLRange}, "RO", "access"),
-		one(&Command{Name: "lset", Arity: 4, Flags: Write | DenyOOM, Categories: ws, Since: "1.0.0", Summary: "Set the value of an element in a list by its index", Run: cmdLSet}, "RW", "update"),
-		one(&Command{Name: "linsert", Arity: 5, Flags: Write | DenyOOM, Categories: ws, Since: "2.2.0", Summary: "Insert an element before or after another element in a list", Run: cmdLInsert}, "RW", "insert"),
-		one(&Command{Name: "lrem", Arity: 4, Flags: Write, Categories: ws, Since: "1.0.0", Summary: "Remove elements from a list", Run: cmdLRem}, "RW", "delete"),
-		one(&Command{Name: "ltrim", Arity: 4, Flags: Write, Categories: ws, Since: "1.0.0", Summary: "Trim a list to the specified range", Run: cmdLTrim}, "RW", "delete"),
-		one(&Command{Name: "lpos", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "6.0.6", Summary: "Return the index of matching elements on a list", Run: cmdLPos}, "RO", "access"),
-		two(&Command{Name: "lmove", Arity: 5, Flags: Write | DenyOOM, Categories: ws, Since: "6.2.0", Summary: "Pop an element from a list, push it to another list and return it", Run: cmdLMove}),
-		two(&Command{Name: "rpoplpush", Arity: 3, Flags: Write | DenyOOM, Categories: ws, Since: "1.2.0", Summary: "Remove the last element in a list, prepend it to another list and return it", Run: cmdRPopLPush}),
-		&Command{Name: "lmpop", Arity: -4, Flags: Write, Categories: ws, Group: "list", Since: "7.0.0", Summary: "Pop elements from a list",
+		one(&Command{Name: "llen", Arity: 2, Flags: ReadOnly | Fast, Categories: listCat, Since: "1.0.0", Summary: "Get the length of a list", Run: cmdLLen}, "RO"),
+		one(&Command{Name: "lindex", Arity: 3, Flags: ReadOnly, Categories: listCat, Since: "1.0.0", Summary: "Get an element from a list by its index", Run: cmdLIndex}, "RO", "access"),
+		one(&Command{Name: "lrange", Arity: 4, Flags: ReadOnly, Categories: listCat, Since: "1.0.0", Summary: "Get a range of elements from a list", Run: cmdLRange}, "RO", "access"),
+		one(&Command{Name: "lset", Arity: 4, Flags: Write | DenyOOM, Categories: listCat, Since: "1.0.0", Summary: "Set the value of an element in a list by its index", Run: cmdLSet}, "RW", "update"),
+		one(&Command{Name: "linsert", Arity: 5, Flags: Write | DenyOOM, Categories: listCat, Since: "2.2.0", Summary: "Insert an element before or after another element in a list", Run: cmdLInsert}, "RW", "insert"),
+		one(&Command{Name: "lrem", Arity: 4, Flags: Write, Categories: listCat, Since: "1.0.0", Summary: "Remove elements from a list", Run: cmdLRem}, "RW", "delete"),
+		one(&Command{Name: "ltrim", Arity: 4, Flags: Write, Categories: listCat, Since: "1.0.0", Summary: "Trim a list to the specified range", Run: cmdLTrim}, "RW", "delete"),
+		one(&Command{Name: "lpos", Arity: -3, Flags: ReadOnly, Categories: listCat, Since: "6.0.6", Summary: "Return the index of matching elements on a list", Run: cmdLPos}, "RO", "access"),
+		two(&Command{Name: "lmove", Arity: 5, Flags: Write | DenyOOM, Categories: listCat, Since: "6.2.0", Summary: "Pop an element from a list, push it to another list and return it", Run: cmdLMove}),
+		two(&Command{Name: "rpoplpush", Arity: 3, Flags: Write | DenyOOM, Categories: listCat, Since: "1.2.0", Summary: "Remove the last element in a list, prepend it to another list and return it", Run: cmdRPopLPush}),
+		&Command{Name: "lmpop", Arity: -4, Flags: Write, Categories: listCat, Group: "list", Since: "7.0.0", Summary: "Pop elements from a list",
 			KeySpecs: []KeySpec{{Flags: []string{"RW", "access", "delete"}, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}},
 			Run:      cmdLMPop},
 	)

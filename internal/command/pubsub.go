@@ -10,32 +10,30 @@ func init() {
 		pubFlags = Conn | PubSub | Loading | Stale | Fast
 		introFl  = PubSub | Loading | Stale
 	)
-	cats := []string{"pubsub", "slow"}
-	fast := []string{"pubsub", "fast"}
 	// Shard channels are keys for slot routing only: COMMAND INFO shows them
 	// as "not_key" key specs.
 	shardSpec := func(last int) []KeySpec {
 		return []KeySpec{{Flags: []string{"not_key"}, Index: 1, LastKey: last, KeyStep: 1}}
 	}
-	intro := func(name string, arity int, flags Flags, cats []string, since, summary string) *Command {
-		return &Command{Name: name, Arity: arity, Flags: flags, Categories: cats, Since: since, Group: "pubsub", Summary: summary}
+	intro := func(name string, arity int, flags Flags, since, summary string) *Command {
+		return &Command{Name: name, Arity: arity, Flags: flags, Since: since, Group: "pubsub", Summary: summary}
 	}
 	register(
-		&Command{Name: "publish", Arity: 3, Flags: pubFlags, Categories: fast, Group: "pubsub", Since: "2.0.0", Summary: "Post a message to a channel"},
-		&Command{Name: "spublish", Arity: 3, Flags: pubFlags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: shardSpec(0), Categories: fast, Group: "pubsub", Since: "7.0.0", Summary: "Post a message to a shard channel"},
-		&Command{Name: "subscribe", Arity: -2, Flags: subFlags, Categories: cats, Group: "pubsub", Since: "2.0.0", Summary: "Listen for messages published to the given channels"},
-		&Command{Name: "unsubscribe", Arity: -1, Flags: subFlags, Categories: cats, Group: "pubsub", Since: "2.0.0", Summary: "Stop listening for messages posted to the given channels"},
-		&Command{Name: "psubscribe", Arity: -2, Flags: subFlags, Categories: cats, Group: "pubsub", Since: "2.0.0", Summary: "Listen for messages published to channels matching the given patterns"},
-		&Command{Name: "punsubscribe", Arity: -1, Flags: subFlags, Categories: cats, Group: "pubsub", Since: "2.0.0", Summary: "Stop listening for messages posted to channels matching the given patterns"},
-		&Command{Name: "ssubscribe", Arity: -2, Flags: subFlags, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: shardSpec(-1), Categories: cats, Group: "pubsub", Since: "7.0.0", Summary: "Listen for messages published to the given shard channels"},
-		&Command{Name: "sunsubscribe", Arity: -1, Flags: subFlags, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: shardSpec(-1), Categories: cats, Group: "pubsub", Since: "7.0.0", Summary: "Stop listening for messages posted to the given shard channels"},
-		&Command{Name: "pubsub", Arity: -2, Flags: Conn, Categories: []string{"slow"}, Group: "pubsub", Since: "2.8.0", Summary: "A container for Pub/Sub commands", Subcommands: []*Command{
-			intro("pubsub|channels", -2, introFl, cats, "2.8.0", "List active channels"),
-			intro("pubsub|numpat", 2, introFl, cats, "2.8.0", "Get the count of unique patterns pattern subscriptions"),
-			intro("pubsub|numsub", -2, introFl, cats, "2.8.0", "Get the count of subscribers for channels"),
-			intro("pubsub|shardchannels", -2, introFl, cats, "7.0.0", "List active shard channels"),
-			intro("pubsub|shardnumsub", -2, introFl, cats, "7.0.0", "Get the count of subscribers for shard channels"),
-			intro("pubsub|help", 2, Loading|Stale, []string{"slow"}, "6.2.0", "Show helpful text about the different subcommands"),
+		&Command{Name: "publish", Arity: 3, Flags: pubFlags, Group: "pubsub", Since: "2.0.0", Summary: "Post a message to a channel"},
+		&Command{Name: "spublish", Arity: 3, Flags: pubFlags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: shardSpec(0), Group: "pubsub", Since: "7.0.0", Summary: "Post a message to a shard channel"},
+		&Command{Name: "subscribe", Arity: -2, Flags: subFlags, Group: "pubsub", Since: "2.0.0", Summary: "Listen for messages published to the given channels"},
+		&Command{Name: "unsubscribe", Arity: -1, Flags: subFlags, Group: "pubsub", Since: "2.0.0", Summary: "Stop listening for messages posted to the given channels"},
+		&Command{Name: "psubscribe", Arity: -2, Flags: subFlags, Group: "pubsub", Since: "2.0.0", Summary: "Listen for messages published to channels matching the given patterns"},
+		&Command{Name: "punsubscribe", Arity: -1, Flags: subFlags, Group: "pubsub", Since: "2.0.0", Summary: "Stop listening for messages posted to channels matching the given patterns"},
+		&Command{Name: "ssubscribe", Arity: -2, Flags: subFlags, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: shardSpec(-1), Group: "pubsub", Since: "7.0.0", Summary: "Listen for messages published to the given shard channels"},
+		&Command{Name: "sunsubscribe", Arity: -1, Flags: subFlags, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: shardSpec(-1), Group: "pubsub", Since: "7.0.0", Summary: "Stop listening for messages posted to the given shard channels"},
+		&Command{Name: "pubsub", Arity: -2, Flags: Conn, Group: "pubsub", Since: "2.8.0", Summary: "A container for Pub/Sub commands", Subcommands: []*Command{
+			intro("pubsub|channels", -2, introFl, "2.8.0", "List active channels"),
+			intro("pubsub|numpat", 2, introFl, "2.8.0", "Get the count of unique patterns pattern subscriptions"),
+			intro("pubsub|numsub", -2, introFl, "2.8.0", "Get the count of subscribers for channels"),
+			intro("pubsub|shardchannels", -2, introFl, "7.0.0", "List active shard channels"),
+			intro("pubsub|shardnumsub", -2, introFl, "7.0.0", "Get the count of subscribers for shard channels"),
+			intro("pubsub|help", 2, Loading|Stale, "6.2.0", "Show helpful text about the different subcommands"),
 		}},
 	)
 }

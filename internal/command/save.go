@@ -12,11 +12,11 @@ import (
 // file or answer about the node itself, never go through the log); their
 // table entries are here with the writer of the file.
 func init() {
-	adminCats := []string{"admin", "slow", "dangerous"}
+	adminCats := []string{"admin", "dangerous"}
 	register(
 		&Command{Name: "save", Arity: 1, Flags: Conn | Admin | NoScript | NoAsyncLoading | NoMulti, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "Synchronously save the dataset to disk"},
 		&Command{Name: "bgsave", Arity: -1, Flags: Conn | Admin | NoScript | NoAsyncLoading, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "Asynchronously save the dataset to disk"},
-		&Command{Name: "lastsave", Arity: 1, Flags: Conn | Loading | Stale | Fast, Categories: []string{"admin", "fast", "dangerous"}, Group: "server", Since: "1.0.0",
+		&Command{Name: "lastsave", Arity: 1, Flags: Conn | Loading | Stale | Fast, Categories: []string{"admin", "dangerous"}, Group: "server", Since: "1.0.0",
 			Summary: "Get the UNIX time stamp of the last successful save to disk", Tips: []string{"nondeterministic_output"}},
 		&Command{Name: "bgrewriteaof", Arity: 1, Flags: Conn | Admin | NoScript | NoAsyncLoading, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "Asynchronously rewrite the append-only file"},
 	)

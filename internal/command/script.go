@@ -29,7 +29,7 @@ import (
 // Randomness comes from the record's seed and TIME from the record's clock,
 // so a script's effects are a function of the state and the record.
 func init() {
-	scriptCats := []string{"slow", "scripting"}
+	scriptCat := []string{"scripting"}
 	const evalFlags = NoScript | Stale | SkipMonitor | NoMandatoryKeys | Script
 	// EVAL's key spec has a note, EVALSHA's the same spec without it.
 	evalSpec := func(ro, notes bool) []KeySpec {
@@ -45,18 +45,18 @@ func init() {
 		return []KeySpec{spec}
 	}
 	sub := func(name string, arity int, flags Flags, summary string, tips ...string) *Command {
-		return &Command{Name: name, Arity: arity, Flags: flags, Categories: scriptCats, Since: "2.6.0", Group: "scripting", Summary: summary, Tips: tips}
+		return &Command{Name: name, Arity: arity, Flags: flags, Categories: scriptCat, Since: "2.6.0", Group: "scripting", Summary: summary, Tips: tips}
 	}
 	register(
-		&Command{Name: "eval", Arity: -3, Flags: evalFlags, Categories: scriptCats, Since: "2.6.0", Group: "scripting", Summary: "Execute a Lua script server side",
+		&Command{Name: "eval", Arity: -3, Flags: evalFlags, Categories: scriptCat, Since: "2.6.0", Group: "scripting", Summary: "Execute a Lua script server side",
 			KeySpecs: evalSpec(false, true), Run: func(c *Ctx) { cmdEval(c, false) }},
-		&Command{Name: "evalsha", Arity: -3, Flags: evalFlags, Categories: scriptCats, Since: "2.6.0", Group: "scripting", Summary: "Execute a Lua script server side",
+		&Command{Name: "evalsha", Arity: -3, Flags: evalFlags, Categories: scriptCat, Since: "2.6.0", Group: "scripting", Summary: "Execute a Lua script server side",
 			KeySpecs: evalSpec(false, false), Run: cmdEvalShaMissing},
-		&Command{Name: "eval_ro", Arity: -3, Flags: ReadOnly | evalFlags, Categories: scriptCats, Since: "7.0.0", Group: "scripting", Summary: "Execute a read-only Lua script server side",
+		&Command{Name: "eval_ro", Arity: -3, Flags: ReadOnly | evalFlags, Categories: scriptCat, Since: "7.0.0", Group: "scripting", Summary: "Execute a read-only Lua script server side",
 			KeySpecs: evalSpec(true, true), Run: func(c *Ctx) { cmdEval(c, true) }},
-		&Command{Name: "evalsha_ro", Arity: -3, Flags: ReadOnly | evalFlags, Categories: scriptCats, Since: "7.0.0", Group: "scripting", Summary: "Execute a read-only Lua script server side",
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: ReadOnly | evalFlags, Categories: scriptCat, Since: "7.0.0", Group: "scripting", Summary: "Execute a read-only Lua script server side",
 			KeySpecs: evalSpec(true, false), Run: cmdEvalShaMissing},
-		&Command{Name: "script", Arity: -2, Categories: []string{"slow"}, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands", Run: cmdScript,
+		&Command{Name: "script", Arity: -2, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands", Run: cmdScript,
 			Subcommands: []*Command{
 				sub("script|debug", 3, NoScript, "Set the debug mode for executed scripts."),
 				sub("script|exists", -3, NoScript, "Check existence of scripts in the script cache.", "request_policy:all_shards", "response_policy:agg_logical_and"),

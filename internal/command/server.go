@@ -39,19 +39,19 @@ type KeySpec struct {
 
 func init() {
 	const admin = Admin | NoScript | Loading | Stale
-	adminCats := []string{"admin", "slow", "dangerous"}
-	connCats := []string{"slow", "connection"}
-	adminConnCats := []string{"admin", "slow", "dangerous", "connection"}
+	adminCats := []string{"admin", "dangerous"}
+	connCats := []string{"connection"}
+	adminConnCats := []string{"admin", "dangerous", "connection"}
 	sub := func(name string, arity int, flags Flags, cats []string, since, group, summary string, tips ...string) *Command {
 		return &Command{Name: name, Arity: arity, Flags: flags, Categories: cats, Since: since, Group: group, Summary: summary, Tips: tips}
 	}
 	register(
-		&Command{Name: "ping", Arity: -1, Flags: Fast, Categories: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0", Summary: "Ping the server",
+		&Command{Name: "ping", Arity: -1, Flags: Fast, Categories: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Ping the server",
 			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: cmdPing},
-		&Command{Name: "echo", Arity: 2, Flags: Loading | Stale | Fast, Categories: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0", Summary: "Echo the given string", Run: cmdEcho},
-		&Command{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Categories: []string{"fast"}, Group: "server", Since: "2.6.0", Summary: "Return the current server time",
+		&Command{Name: "echo", Arity: 2, Flags: Loading | Stale | Fast, Categories: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Echo the given string", Run: cmdEcho},
+		&Command{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Categories: nil, Group: "server", Since: "2.6.0", Summary: "Return the current server time",
 			Tips: []string{"nondeterministic_output"}, Run: cmdTime},
-		&Command{Name: "lolwut", Arity: -1, Flags: ReadOnly | Fast, Categories: []string{"read", "fast"}, Group: "server", Since: "5.0.0", Summary: "Display some computer art and the Redis version", Run: cmdLolwut},
+		&Command{Name: "lolwut", Arity: -1, Flags: ReadOnly | Fast, Categories: nil, Group: "server", Since: "5.0.0", Summary: "Display some computer art and the Redis version", Run: cmdLolwut},
 		&Command{Name: "command", Arity: -1, Flags: Loading | Stale, Categories: connCats, Group: "server", Since: "2.8.13", Summary: "Get array of Redis command details",
 			Tips: []string{"nondeterministic_output_order"}, Run: cmdCommand, Subcommands: []*Command{
 				sub("command|count", 2, Loading|Stale, connCats, "2.8.13", "server", "Get total number of Redis commands"),
@@ -63,16 +63,16 @@ func init() {
 				sub("command|help", 2, Loading|Stale, connCats, "5.0.0", "server", "Show helpful text about the different subcommands"),
 			}},
 		// The rest run in package server (flag Conn).
-		&Command{Name: "info", Arity: -1, Flags: Conn | Loading | Stale, Categories: []string{"slow", "dangerous"}, Group: "server", Since: "1.0.0", Summary: "Get information and statistics about the server",
+		&Command{Name: "info", Arity: -1, Flags: Conn | Loading | Stale, Categories: []string{"dangerous"}, Group: "server", Since: "1.0.0", Summary: "Get information and statistics about the server",
 			Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}},
-		&Command{Name: "config", Arity: -2, Flags: Conn, Categories: []string{"slow"}, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands", Subcommands: []*Command{
+		&Command{Name: "config", Arity: -2, Flags: Conn, Categories: nil, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands", Subcommands: []*Command{
 			sub("config|get", -3, admin, adminCats, "2.0.0", "server", "Get the values of configuration parameters"),
 			sub("config|set", -4, admin, adminCats, "2.0.0", "server", "Set configuration parameters to the given values", "request_policy:all_nodes", "response_policy:all_succeeded"),
 			sub("config|resetstat", 2, admin, adminCats, "2.0.0", "server", "Reset the stats returned by INFO"),
 			sub("config|rewrite", 2, admin, adminCats, "2.8.0", "server", "Rewrite the configuration file with the in memory configuration"),
-			sub("config|help", 2, Loading|Stale, []string{"slow"}, "5.0.0", "server", "Show helpful text about the different subcommands"),
+			sub("config|help", 2, Loading|Stale, nil, "5.0.0", "server", "Show helpful text about the different subcommands"),
 		}},
-		&Command{Name: "client", Arity: -2, Flags: Conn, Categories: []string{"slow"}, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands", Subcommands: []*Command{
+		&Command{Name: "client", Arity: -2, Flags: Conn, Categories: nil, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands", Subcommands: []*Command{
 			sub("client|id", 2, NoScript|Loading|Stale, connCats, "5.0.0", "connection", "Returns the client ID for the current connection"),
 			sub("client|setname", 3, NoScript|Loading|Stale, connCats, "2.6.9", "connection", "Set the current connection name"),
 			sub("client|getname", 2, NoScript|Loading|Stale, connCats, "2.6.9", "connection", "Get the current connection name"),
@@ -92,15 +92,15 @@ func init() {
 			sub("client|trackinginfo", 2, NoScript|Loading|Stale, connCats, "6.2.0", "connection", "Return information about server assisted client side caching for the current connection"),
 		}},
 		&Command{Name: "debug", Arity: -2, Flags: Conn | admin, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "A container for debugging commands"},
-		&Command{Name: "slowlog", Arity: -2, Flags: Conn, Categories: []string{"slow"}, Group: "server", Since: "2.2.12", Summary: "A container for slow log commands", Subcommands: []*Command{
+		&Command{Name: "slowlog", Arity: -2, Flags: Conn, Categories: nil, Group: "server", Since: "2.2.12", Summary: "A container for slow log commands", Subcommands: []*Command{
 			sub("slowlog|len", 2, Admin|Loading|Stale, adminCats, "2.2.12", "server", "Get the slow log's length", "request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"),
 			sub("slowlog|reset", 2, Admin|Loading|Stale, adminCats, "2.2.12", "server", "Clear all entries from the slow log", "request_policy:all_nodes", "response_policy:all_succeeded"),
 			sub("slowlog|get", -2, Admin|Loading|Stale, adminCats, "2.2.12", "server", "Get the slow log's entries", "request_policy:all_nodes", "nondeterministic_output"),
-			sub("slowlog|help", 2, Loading|Stale, []string{"slow"}, "6.2.0", "server", "Show helpful text about the different subcommands"),
+			sub("slowlog|help", 2, Loading|Stale, nil, "6.2.0", "server", "Show helpful text about the different subcommands"),
 		}},
-		&Command{Name: "latency", Arity: -2, Flags: Conn, Categories: []string{"slow"}, Group: "server", Since: "2.8.13", Summary: "A container for latency diagnostics commands", Subcommands: []*Command{
+		&Command{Name: "latency", Arity: -2, Flags: Conn, Categories: nil, Group: "server", Since: "2.8.13", Summary: "A container for latency diagnostics commands", Subcommands: []*Command{
 			sub("latency|reset", -2, admin, adminCats, "2.8.13", "server", "Reset latency data for one or more events.", "request_policy:all_nodes", "response_policy:all_succeeded"),
-			sub("latency|help", 2, Loading|Stale, []string{"slow"}, "2.8.13", "server", "Show helpful text about the different subcommands."),
+			sub("latency|help", 2, Loading|Stale, nil, "2.8.13", "server", "Show helpful text about the different subcommands."),
 			sub("latency|history", 3, admin, adminCats, "2.8.13", "server", "Return timestamp-latency samples for the event.", "nondeterministic_output", "request_policy:all_nodes", "response_policy:special"),
 			sub("latency|latest", 2, admin, adminCats, "2.8.13", "server", "Return the latest latency samples for all events.", "nondeterministic_output", "request_policy:all_nodes", "response_policy:special"),
 			sub("latency|histogram", -2, admin, adminCats, "7.0.0", "server", "Return the cumulative distribution of latencies of a subset of commands or all.", "nondeterministic_output", "request_policy:all_nodes", "response_policy:special"),

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -55,6 +56,25 @@ func TestTableEntries(t *testing.T) {
 			if e.Name != strings.ToLower(e.Name) {
 				t.Errorf("%s: name must be lower case", e.Name)
 			}
+		}
+	}
+}
+
+// TestImplicitCategories: the table names a command's own categories and
+// its flags add the rest, as Redis's setImplicitACLCategories does.
+func TestImplicitCategories(t *testing.T) {
+	for name, want := range map[string]string{
+		"get":        "[read string fast]",
+		"set":        "[write string slow]",
+		"blpop":      "[write list slow blocking]",
+		"role":       "[admin fast dangerous]",
+		"flushall":   "[keyspace write slow dangerous]",
+		"eval":       "[slow scripting]",
+		"subscribe":  "[pubsub slow]",
+		"config|get": "[admin slow dangerous]",
+	} {
+		if got := fmt.Sprint(LookupFull(name).Categories); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
 		}
 	}
 }

@@ -19,10 +19,7 @@ import (
 // hash order gives SSCAN a stable cursor and SPOP/SRANDMEMBER a random
 // position to start from.
 func init() {
-	wf := []string{"write", "set", "fast"}
-	ws := []string{"write", "set", "slow"}
-	rf := []string{"read", "set", "fast"}
-	rs := []string{"read", "set", "slow"}
+	setCat := []string{"set"}
 	nondetOrder := []string{"nondeterministic_output_order"}
 	nondet := []string{"nondeterministic_output"}
 	// one: the key at argument 1 with one key spec of the given flags.
@@ -42,25 +39,25 @@ func init() {
 		return c
 	}
 	register(
-		one(&Command{Name: "sadd", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.0.0", Summary: "Add one or more members to a set", Run: cmdSAdd}, "RW", "insert"),
-		one(&Command{Name: "srem", Arity: -3, Flags: Write | Fast, Categories: wf, Since: "1.0.0", Summary: "Remove one or more members from a set", Run: cmdSRem}, "RW", "delete"),
-		one(&Command{Name: "smembers", Arity: 2, Flags: ReadOnly, Categories: rs, Since: "1.0.0", Summary: "Get all the members in a set", Tips: nondetOrder, Run: cmdSMembers}, "RO", "access"),
-		one(&Command{Name: "sismember", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "1.0.0", Summary: "Determine if a given value is a member of a set", Run: cmdSIsMember}, "RO"),
-		one(&Command{Name: "smismember", Arity: -3, Flags: ReadOnly | Fast, Categories: rf, Since: "6.2.0", Summary: "Returns the membership associated with the given elements for a set", Run: cmdSMIsMember}, "RO", "access"),
-		one(&Command{Name: "scard", Arity: 2, Flags: ReadOnly | Fast, Categories: rf, Since: "1.0.0", Summary: "Get the number of members in a set", Run: cmdSCard}, "RO"),
-		one(&Command{Name: "spop", Arity: -2, Flags: Write | Fast, Categories: wf, Since: "1.0.0", Summary: "Remove and return one or multiple random members from a set", Tips: nondet, Run: cmdSPop}, "RW", "access", "delete"),
-		one(&Command{Name: "srandmember", Arity: -2, Flags: ReadOnly, Categories: rs, Since: "1.0.0", Summary: "Get one or multiple random members from a set", Tips: nondet, Run: cmdSRandMember}, "RO", "access"),
-		&Command{Name: "smove", Arity: 4, Flags: Write | Fast, FirstKey: 1, LastKey: 2, Step: 1, Categories: wf, Group: "set", Since: "1.0.0", Summary: "Move a member from one set to another", Run: cmdSMove,
+		one(&Command{Name: "sadd", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: setCat, Since: "1.0.0", Summary: "Add one or more members to a set", Run: cmdSAdd}, "RW", "insert"),
+		one(&Command{Name: "srem", Arity: -3, Flags: Write | Fast, Categories: setCat, Since: "1.0.0", Summary: "Remove one or more members from a set", Run: cmdSRem}, "RW", "delete"),
+		one(&Command{Name: "smembers", Arity: 2, Flags: ReadOnly, Categories: setCat, Since: "1.0.0", Summary: "Get all the members in a set", Tips: nondetOrder, Run: cmdSMembers}, "RO", "access"),
+		one(&Command{Name: "sismember", Arity: 3, Flags: ReadOnly | Fast, Categories: setCat, Since: "1.0.0", Summary: "Determine if a given value is a member of a set", Run: cmdSIsMember}, "RO"),
+		one(&Command{Name: "smismember", Arity: -3, Flags: ReadOnly | Fast, Categories: setCat, Since: "6.2.0", Summary: "Returns the membership associated with the given elements for a set", Run: cmdSMIsMember}, "RO", "access"),
+		one(&Command{Name: "scard", Arity: 2, Flags: ReadOnly | Fast, Categories: setCat, Since: "1.0.0", Summary: "Get the number of members in a set", Run: cmdSCard}, "RO"),
+		one(&Command{Name: "spop", Arity: -2, Flags: Write | Fast, Categories: setCat, Since: "1.0.0", Summary: "Remove and return one or multiple random members from a set", Tips: nondet, Run: cmdSPop}, "RW", "access", "delete"),
+		one(&Command{Name: "srandmember", Arity: -2, Flags: ReadOnly, Categories: setCat, Since: "1.0.0", Summary: "Get one or multiple random members from a set", Tips: nondet, Run: cmdSRandMember}, "RO", "access"),
+		&Command{Name: "smove", Arity: 4, Flags: Write | Fast, FirstKey: 1, LastKey: 2, Step: 1, Categories: setCat, Group: "set", Since: "1.0.0", Summary: "Move a member from one set to another", Run: cmdSMove,
 			KeySpecs: []KeySpec{{Flags: []string{"RW", "access", "delete"}, Index: 1, KeyStep: 1}, {Flags: []string{"RW", "insert"}, Index: 2, KeyStep: 1}}},
-		all(&Command{Name: "sinter", Arity: -2, Flags: ReadOnly, Categories: rs, Since: "1.0.0", Summary: "Intersect multiple sets", Tips: nondetOrder, Run: cmdSInter}),
-		&Command{Name: "sintercard", Arity: -3, Flags: ReadOnly, Categories: rs, Group: "set", Since: "7.0.0", Summary: "Intersect multiple sets and return the cardinality of the result", Run: cmdSInterCard,
+		all(&Command{Name: "sinter", Arity: -2, Flags: ReadOnly, Categories: setCat, Since: "1.0.0", Summary: "Intersect multiple sets", Tips: nondetOrder, Run: cmdSInter}),
+		&Command{Name: "sintercard", Arity: -3, Flags: ReadOnly, Categories: setCat, Group: "set", Since: "7.0.0", Summary: "Intersect multiple sets and return the cardinality of the result", Run: cmdSInterCard,
 			KeySpecs: []KeySpec{{Flags: []string{"RO", "access"}, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}},
-		all(&Command{Name: "sunion", Arity: -2, Flags: ReadOnly, Categories: rs, Since: "1.0.0", Summary: "Add multiple sets", Tips: nondetOrder, Run: func(c *Ctx) { setUnionDiff(c, false, nil, c.Args[1:]) }}),
-		all(&Command{Name: "sdiff", Arity: -2, Flags: ReadOnly, Categories: rs, Since: "1.0.0", Summary: "Subtract multiple sets", Tips: nondetOrder, Run: func(c *Ctx) { setUnionDiff(c, true, nil, c.Args[1:]) }}),
-		stored(&Command{Name: "sinterstore", Arity: -3, Flags: Write | DenyOOM, Categories: ws, Since: "1.0.0", Summary: "Intersect multiple sets and store the resulting set in a key", Run: cmdSInterStore}, "RW", "update"),
-		stored(&Command{Name: "sunionstore", Arity: -3, Flags: Write | DenyOOM, Categories: ws, Since: "1.0.0", Summary: "Add multiple sets and store the resulting set in a key", Run: func(c *Ctx) { setUnionDiff(c, false, c.Args[1], c.Args[2:]) }}, "OW", "update"),
-		stored(&Command{Name: "sdiffstore", Arity: -3, Flags: Write | DenyOOM, Categories: ws, Since: "1.0.0", Summary: "Subtract multiple sets and store the resulting set in a key", Run: func(c *Ctx) { setUnionDiff(c, true, c.Args[1], c.Args[2:]) }}, "OW", "update"),
-		one(&Command{Name: "sscan", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "2.8.0", Summary: "Incrementally iterate Set elements", Tips: nondet, Run: cmdSScan}, "RO", "access"),
+		all(&Command{Name: "sunion", Arity: -2, Flags: ReadOnly, Categories: setCat, Since: "1.0.0", Summary: "Add multiple sets", Tips: nondetOrder, Run: func(c *Ctx) { setUnionDiff(c, false, nil, c.Args[1:]) }}),
+		all(&Command{Name: "sdiff", Arity: -2, Flags: ReadOnly, Categories: setCat, Since: "1.0.0", Summary: "Subtract multiple sets", Tips: nondetOrder, Run: func(c *Ctx) { setUnionDiff(c, true, nil, c.Args[1:]) }}),
+		stored(&Command{Name: "sinterstore", Arity: -3, Flags: Write | DenyOOM, Categories: setCat, Since: "1.0.0", Summary: "Intersect multiple sets and store the resulting set in a key", Run: cmdSInterStore}, "RW", "update"),
+		stored(&Command{Name: "sunionstore", Arity: -3, Flags: Write | DenyOOM, Categories: setCat, Since: "1.0.0", Summary: "Add multiple sets and store the resulting set in a key", Run: func(c *Ctx) { setUnionDiff(c, false, c.Args[1], c.Args[2:]) }}, "OW", "update"),
+		stored(&Command{Name: "sdiffstore", Arity: -3, Flags: Write | DenyOOM, Categories: setCat, Since: "1.0.0", Summary: "Subtract multiple sets and store the resulting set in a key", Run: func(c *Ctx) { setUnionDiff(c, true, c.Args[1], c.Args[2:]) }}, "OW", "update"),
+		one(&Command{Name: "sscan", Arity: -3, Flags: ReadOnly, Categories: setCat, Since: "2.8.0", Summary: "Incrementally iterate Set elements", Tips: nondet, Run: cmdSScan}, "RO", "access"),
 	)
 }
 

@@ -31,18 +31,16 @@ import (
 // the entries themselves are stored one by one.
 func init() {
 	one := singleKey("stream")
-	wf := []string{"write", "stream", "fast"}
-	ws := []string{"write", "stream", "slow"}
-	rs := []string{"read", "stream", "slow"}
+	streamCat := []string{"stream"}
 	nondet := []string{"nondeterministic_output"}
 	register(
-		one(&Command{Name: "xadd", Arity: -5, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "5.0.0", Summary: "Appends a new entry to a stream", Tips: nondet, Run: cmdXAdd}, "RW", "update"),
-		one(&Command{Name: "xlen", Arity: 2, Flags: ReadOnly | Fast, Categories: []string{"read", "stream", "fast"}, Since: "5.0.0", Summary: "Return the number of entries in a stream", Run: cmdXLen}, "RO"),
-		one(&Command{Name: "xrange", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "5.0.0", Summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval", Run: func(c *Ctx) { xrangeGeneric(c, false) }}, "RO", "access"),
-		one(&Command{Name: "xrevrange", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "5.0.0", Summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", Run: func(c *Ctx) { xrangeGeneric(c, true) }}, "RO", "access"),
-		one(&Command{Name: "xdel", Arity: -3, Flags: Write | Fast, Categories: wf, Since: "5.0.0", Summary: "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", Run: cmdXDel}, "RW", "delete"),
-		one(&Command{Name: "xtrim", Arity: -4, Flags: Write, Categories: ws, Since: "5.0.0", Summary: "Trims the stream to (approximately if '~' is passed) a certain size", Tips: nondet, Run: cmdXTrim}, "RW", "delete"),
-		one(&Command{Name: "xsetid", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "5.0.0", Summary: "An internal command for replicating stream values", Run: cmdXSetID}, "RW", "update"),
+		one(&Command{Name: "xadd", Arity: -5, Flags: Write | DenyOOM | Fast, Categories: streamCat, Since: "5.0.0", Summary: "Appends a new entry to a stream", Tips: nondet, Run: cmdXAdd}, "RW", "update"),
+		one(&Command{Name: "xlen", Arity: 2, Flags: ReadOnly | Fast, Categories: []string{"stream"}, Since: "5.0.0", Summary: "Return the number of entries in a stream", Run: cmdXLen}, "RO"),
+		one(&Command{Name: "xrange", Arity: -4, Flags: ReadOnly, Categories: streamCat, Since: "5.0.0", Summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval", Run: func(c *Ctx) { xrangeGeneric(c, false) }}, "RO", "access"),
+		one(&Command{Name: "xrevrange", Arity: -4, Flags: ReadOnly, Categories: streamCat, Since: "5.0.0", Summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", Run: func(c *Ctx) { xrangeGeneric(c, true) }}, "RO", "access"),
+		one(&Command{Name: "xdel", Arity: -3, Flags: Write | Fast, Categories: streamCat, Since: "5.0.0", Summary: "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", Run: cmdXDel}, "RW", "delete"),
+		one(&Command{Name: "xtrim", Arity: -4, Flags: Write, Categories: streamCat, Since: "5.0.0", Summary: "Trims the stream to (approximately if '~' is passed) a certain size", Tips: nondet, Run: cmdXTrim}, "RW", "delete"),
+		one(&Command{Name: "xsetid", Arity: -3, Flags: Write | DenyOOM | Fast, Categories: streamCat, Since: "5.0.0", Summary: "An internal command for replicating stream values", Run: cmdXSetID}, "RW", "update"),
 	)
 	table["xadd"].KeySpecs[0].Notes = "UPDATE instead of INSERT because of the optional trimming feature"
 }

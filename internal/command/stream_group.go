@@ -17,28 +17,27 @@ import (
 // invalidation), except XGROUP CREATE ... MKSTREAM, which creates the key,
 // and XGROUP DESTROY, which must wake the clients blocked on the group.
 func init() {
-	ws := []string{"write", "stream", "slow"}
-	wf := []string{"write", "stream", "fast"}
+	streamCat := []string{"stream"}
 	nondet := []string{"nondeterministic_output"}
 	one := singleKey("stream")
 	sub := func(name string, arity int, flags Flags, since, summary string, keyFlags ...string) *Command {
-		return &Command{Name: "xgroup|" + name, Arity: arity, Flags: flags, Categories: ws, Group: "stream", Since: since, Summary: summary,
+		return &Command{Name: "xgroup|" + name, Arity: arity, Flags: flags, Categories: streamCat, Group: "stream", Since: since, Summary: summary,
 			FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{{Flags: keyFlags, Index: 2, KeyStep: 1}}}
 	}
 	register(
-		&Command{Name: "xgroup", Arity: -2, Categories: []string{"slow"}, Group: "stream", Since: "5.0.0", Summary: "A container for consumer groups commands", Run: cmdXGroup,
+		&Command{Name: "xgroup", Arity: -2, Categories: nil, Group: "stream", Since: "5.0.0", Summary: "A container for consumer groups commands", Run: cmdXGroup,
 			Subcommands: []*Command{
 				sub("create", -5, Write|DenyOOM, "5.0.0", "Create a consumer group.", "RW", "insert"),
 				sub("createconsumer", 5, Write|DenyOOM, "6.2.0", "Create a consumer in a consumer group.", "RW", "insert"),
 				sub("delconsumer", 5, Write, "5.0.0", "Delete a consumer from a consumer group.", "RW", "delete"),
 				sub("destroy", 4, Write, "5.0.0", "Destroy a consumer group.", "RW", "delete"),
 				sub("setid", -5, Write, "5.0.0", "Set a consumer group to an arbitrary last delivered ID value.", "RW", "update"),
-				{Name: "xgroup|help", Arity: 2, Flags: Loading | Stale, Categories: []string{"stream", "slow"}, Group: "stream", Since: "5.0.0", Summary: "Show helpful text about the different subcommands"},
+				{Name: "xgroup|help", Arity: 2, Flags: Loading | Stale, Categories: []string{"stream"}, Group: "stream", Since: "5.0.0", Summary: "Show helpful text about the different subcommands"},
 			}},
-		one(&Command{Name: "xack", Arity: -4, Flags: Write | Fast, Categories: wf, Since: "5.0.0", Summary: "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", Run: cmdXAck}, "RW", "update"),
-		one(&Command{Name: "xpending", Arity: -3, Flags: ReadOnly, Categories: []string{"read", "stream", "slow"}, Since: "5.0.0", Summary: "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", Tips: nondet, Run: cmdXPending}, "RO", "access"),
-		one(&Command{Name: "xclaim", Arity: -6, Flags: Write | Fast, Categories: wf, Since: "5.0.0", Summary: "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", Tips: nondet, Run: cmdXClaim}, "RW", "update"),
-		one(&Command{Name: "xautoclaim", Arity: -6, Flags: Write | Fast, Categories: wf, Since: "6.2.0", Summary: "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", Tips: nondet, Run: cmdXAutoClaim}, "RW", "delete"),
+		one(&Command{Name: "xack", Arity: -4, Flags: Write | Fast, Categories: streamCat, Since: "5.0.0", Summary: "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", Run: cmdXAck}, "RW", "update"),
+		one(&Command{Name: "xpending", Arity: -3, Flags: ReadOnly, Categories: []string{"stream"}, Since: "5.0.0", Summary: "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", Tips: nondet, Run: cmdXPending}, "RO", "access"),
+		one(&Command{Name: "xclaim", Arity: -6, Flags: Write | Fast, Categories: streamCat, Since: "5.0.0", Summary: "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", Tips: nondet, Run: cmdXClaim}, "RW", "update"),
+		one(&Command{Name: "xautoclaim", Arity: -6, Flags: Write | Fast, Categories: streamCat, Since: "6.2.0", Summary: "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", Tips: nondet, Run: cmdXAutoClaim}, "RW", "delete"),
 	)
 	table["xgroup"].Subcommands[5].Run = cmdXGroupHelp
 }

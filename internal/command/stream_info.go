@@ -10,17 +10,17 @@ import (
 
 // XINFO STREAM [FULL [COUNT n]], XINFO GROUPS, XINFO CONSUMERS.
 func init() {
-	rs := []string{"read", "stream", "slow"}
+	streamCat := []string{"stream"}
 	infoSub := func(name string, arity int, summary string, tips ...string) *Command {
-		return &Command{Name: "xinfo|" + name, Arity: arity, Flags: ReadOnly, Categories: rs, Group: "stream", Since: "5.0.0", Summary: summary, Tips: tips,
+		return &Command{Name: "xinfo|" + name, Arity: arity, Flags: ReadOnly, Categories: streamCat, Group: "stream", Since: "5.0.0", Summary: summary, Tips: tips,
 			FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{{Flags: []string{"RO", "access"}, Index: 2, KeyStep: 1}}}
 	}
-	register(&Command{Name: "xinfo", Arity: -2, Categories: []string{"slow"}, Group: "stream", Since: "5.0.0", Summary: "A container for stream introspection commands", Run: cmdXInfo,
+	register(&Command{Name: "xinfo", Arity: -2, Categories: nil, Group: "stream", Since: "5.0.0", Summary: "A container for stream introspection commands", Run: cmdXInfo,
 		Subcommands: []*Command{
 			infoSub("consumers", 4, "List the consumers in a consumer group", "nondeterministic_output"),
 			infoSub("groups", 3, "List the consumer groups of a stream"),
 			infoSub("stream", -3, "Get information about a stream"),
-			{Name: "xinfo|help", Arity: 2, Flags: Loading | Stale, Categories: []string{"stream", "slow"}, Group: "stream", Since: "5.0.0", Summary: "Show helpful text about the different subcommands"},
+			{Name: "xinfo|help", Arity: 2, Flags: Loading | Stale, Categories: []string{"stream"}, Group: "stream", Since: "5.0.0", Summary: "Show helpful text about the different subcommands"},
 		}})
 }
 

@@ -22,10 +22,10 @@ func init() {
 		return []KeySpec{{Flags: []string{"RO", "access"}, Keyword: "STREAMS", StartFrom: from, LastKey: -1, KeyStep: 1, Limit: 2}}
 	}
 	register(
-		&Command{Name: "xread", Arity: -4, Flags: ReadOnly | Blocking, Categories: []string{"read", "stream", "slow", "blocking"}, Group: "stream", Since: "5.0.0",
+		&Command{Name: "xread", Arity: -4, Flags: ReadOnly | Blocking, Categories: []string{"stream"}, Group: "stream", Since: "5.0.0",
 			Summary:  "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.",
 			KeySpecs: streamsSpec(1), Run: func(c *Ctx) { xreadGeneric(c, false) }},
-		&Command{Name: "xreadgroup", Arity: -7, Flags: Write | Blocking, Categories: []string{"write", "stream", "slow", "blocking"}, Group: "stream", Since: "5.0.0",
+		&Command{Name: "xreadgroup", Arity: -7, Flags: Write | Blocking, Categories: []string{"stream"}, Group: "stream", Since: "5.0.0",
 			Summary:  "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.",
 			KeySpecs: streamsSpec(4), Run: func(c *Ctx) { xreadGeneric(c, true) }},
 	)

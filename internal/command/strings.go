@@ -15,10 +15,7 @@ import (
 // body of its metadata entry, so GET is one Pebble read; a big one is
 // stored in chunks.
 func init() {
-	rw := []string{"write", "string", "slow"}
-	wf := []string{"write", "string", "fast"}
-	rf := []string{"read", "string", "fast"}
-	rs := []string{"read", "string", "slow"}
+	stringCat := []string{"string"}
 	one := singleKey("string")
 	notes := func(c *Command, n string) *Command {
 		c.KeySpecs[0].Notes = n
@@ -30,31 +27,31 @@ func init() {
 		return c
 	}
 	register(
-		one(&Command{Name: "get", Arity: 2, Flags: ReadOnly | Fast, Categories: rf, Since: "1.0.0", Summary: "Get the value of a key", Run: cmdGet}),
-		notes(one(&Command{Name: "set", Arity: -3, Flags: Write | DenyOOM, Categories: rw, Since: "1.0.0", Summary: "Set the string value of a key", Run: cmdSet}, "RW", "access", "update", "variable_flags"), "RW and ACCESS due to the optional `GET` argument"),
-		one(&Command{Name: "setnx", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.0.0", Summary: "Set the value of a key, only if the key does not exist", Run: cmdSetNX}, "OW", "insert"),
-		one(&Command{Name: "setex", Arity: 4, Flags: Write | DenyOOM, Categories: rw, Since: "2.0.0", Summary: "Set the value and expiration of a key", Run: cmdSetEX}, "OW", "update"),
-		one(&Command{Name: "psetex", Arity: 4, Flags: Write | DenyOOM, Categories: rw, Since: "2.6.0", Summary: "Set the value and expiration in milliseconds of a key", Run: cmdPSetEX}, "OW", "update"),
-		one(&Command{Name: "getset", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.0.0", Summary: "Set the string value of a key and return its old value", Run: cmdGetSet}, rwAccessUpdate...),
-		one(&Command{Name: "getdel", Arity: 2, Flags: Write | Fast, Categories: wf, Since: "6.2.0", Summary: "Get the value of a key and delete the key", Run: cmdGetDel}, "RW", "access", "delete"),
-		notes(one(&Command{Name: "getex", Arity: -2, Flags: Write | Fast, Categories: wf, Since: "6.2.0", Summary: "Get the value of a key and optionally set its expiration", Run: cmdGetEX}, rwAccessUpdate...), "RW and UPDATE because it changes the TTL"),
-		multi(&Command{Name: "mget", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Categories: rf, Group: "string", Since: "1.0.0", Summary: "Get the values of all the given keys",
+		one(&Command{Name: "get", Arity: 2, Flags: ReadOnly | Fast, Categories: stringCat, Since: "1.0.0", Summary: "Get the value of a key", Run: cmdGet}),
+		notes(one(&Command{Name: "set", Arity: -3, Flags: Write | DenyOOM, Categories: stringCat, Since: "1.0.0", Summary: "Set the string value of a key", Run: cmdSet}, "RW", "access", "update", "variable_flags"), "RW and ACCESS due to the optional `GET` argument"),
+		one(&Command{Name: "setnx", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: stringCat, Since: "1.0.0", Summary: "Set the value of a key, only if the key does not exist", Run: cmdSetNX}, "OW", "insert"),
+		one(&Command{Name: "setex", Arity: 4, Flags: Write | DenyOOM, Categories: stringCat, Since: "2.0.0", Summary: "Set the value and expiration of a key", Run: cmdSetEX}, "OW", "update"),
+		one(&Command{Name: "psetex", Arity: 4, Flags: Write | DenyOOM, Categories: stringCat, Since: "2.6.0", Summary: "Set the value and expiration in milliseconds of a key", Run: cmdPSetEX}, "OW", "update"),
+		one(&Command{Name: "getset", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: stringCat, Since: "1.0.0", Summary: "Set the string value of a key and return its old value", Run: cmdGetSet}, rwAccessUpdate...),
+		one(&Command{Name: "getdel", Arity: 2, Flags: Write | Fast, Categories: stringCat, Since: "6.2.0", Summary: "Get the value of a key and delete the key", Run: cmdGetDel}, "RW", "access", "delete"),
+		notes(one(&Command{Name: "getex", Arity: -2, Flags: Write | Fast, Categories: stringCat, Since: "6.2.0", Summary: "Get the value of a key and optionally set its expiration", Run: cmdGetEX}, rwAccessUpdate...), "RW and UPDATE because it changes the TTL"),
+		multi(&Command{Name: "mget", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Categories: stringCat, Group: "string", Since: "1.0.0", Summary: "Get the values of all the given keys",
 			Tips: []string{"request_policy:multi_shard"}, Run: cmdMGet}, "RO", "access"),
-		multi(&Command{Name: "mset", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Categories: rw, Group: "string", Since: "1.0.1", Summary: "Set multiple keys to multiple values",
+		multi(&Command{Name: "mset", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Categories: stringCat, Group: "string", Since: "1.0.1", Summary: "Set multiple keys to multiple values",
 			Tips: []string{"request_policy:multi_shard", "response_policy:all_succeeded"}, Run: cmdMSet}, "OW", "update"),
-		multi(&Command{Name: "msetnx", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Categories: rw, Group: "string", Since: "1.0.1", Summary: "Set multiple keys to multiple values, only if none of the keys exist",
+		multi(&Command{Name: "msetnx", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Categories: stringCat, Group: "string", Since: "1.0.1", Summary: "Set multiple keys to multiple values, only if none of the keys exist",
 			Tips: []string{"request_policy:multi_shard", "response_policy:agg_min"}, Run: cmdMSetNX}, "OW", "insert"),
-		one(&Command{Name: "append", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.0.0", Summary: "Append a value to a key", Run: cmdAppend}, "RW", "insert"),
-		one(&Command{Name: "strlen", Arity: 2, Flags: ReadOnly | Fast, Categories: rf, Since: "2.2.0", Summary: "Get the length of the value stored in a key", Run: cmdStrlen}, "RO"),
-		one(&Command{Name: "getrange", Arity: 4, Flags: ReadOnly, Categories: rs, Since: "2.4.0", Summary: "Get a substring of the string stored at a key", Run: cmdGetRange}),
-		one(&Command{Name: "substr", Arity: 4, Flags: ReadOnly, Categories: rs, Since: "1.0.0", Summary: "Get a substring of the string stored at a key", Run: cmdGetRange}),
-		one(&Command{Name: "setrange", Arity: 4, Flags: Write | DenyOOM, Categories: rw, Since: "2.2.0", Summary: "Overwrite part of a string at key starting at the specified offset", Run: cmdSetRange}),
-		one(&Command{Name: "incr", Arity: 2, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.0.0", Summary: "Increment the integer value of a key by one", Run: cmdIncr}, rwAccessUpdate...),
-		one(&Command{Name: "decr", Arity: 2, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.0.0", Summary: "Decrement the integer value of a key by one", Run: cmdDecr}, rwAccessUpdate...),
-		one(&Command{Name: "incrby", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.0.0", Summary: "Increment the integer value of a key by the given amount", Run: cmdIncrBy}, rwAccessUpdate...),
-		one(&Command{Name: "decrby", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.0.0", Summary: "Decrement the integer value of a key by the given number", Run: cmdDecrBy}, rwAccessUpdate...),
-		one(&Command{Name: "incrbyfloat", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "2.6.0", Summary: "Increment the float value of a key by the given amount", Run: cmdIncrByFloat}, rwAccessUpdate...),
-		&Command{Name: "lcs", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 2, Step: 1, Categories: rs, Group: "string", Since: "7.0.0", Summary: "Find longest common substring", Run: cmdLCS},
+		one(&Command{Name: "append", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: stringCat, Since: "2.0.0", Summary: "Append a value to a key", Run: cmdAppend}, "RW", "insert"),
+		one(&Command{Name: "strlen", Arity: 2, Flags: ReadOnly | Fast, Categories: stringCat, Since: "2.2.0", Summary: "Get the length of the value stored in a key", Run: cmdStrlen}, "RO"),
+		one(&Command{Name: "getrange", Arity: 4, Flags: ReadOnly, Categories: stringCat, Since: "2.4.0", Summary: "Get a substring of the string stored at a key", Run: cmdGetRange}),
+		one(&Command{Name: "substr", Arity: 4, Flags: ReadOnly, Categories: stringCat, Since: "1.0.0", Summary: "Get a substring of the string stored at a key", Run: cmdGetRange}),
+		one(&Command{Name: "setrange", Arity: 4, Flags: Write | DenyOOM, Categories: stringCat, Since: "2.2.0", Summary: "Overwrite part of a string at key starting at the specified offset", Run: cmdSetRange}),
+		one(&Command{Name: "incr", Arity: 2, Flags: Write | DenyOOM | Fast, Categories: stringCat, Since: "1.0.0", Summary: "Increment the integer value of a key by one", Run: cmdIncr}, rwAccessUpdate...),
+		one(&Command{Name: "decr", Arity: 2, Flags: Write | DenyOOM | Fast, Categories: stringCat, Since: "1.0.0", Summary: "Decrement the integer value of a key by one", Run: cmdDecr}, rwAccessUpdate...),
+		one(&Command{Name: "incrby", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: stringCat, Since: "1.0.0", Summary: "Increment the integer value of a key by the given amount", Run: cmdIncrBy}, rwAccessUpdate...),
+		one(&Command{Name: "decrby", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: stringCat, Since: "1.0.0", Summary: "Decrement the integer value of a key by the given number", Run: cmdDecrBy}, rwAccessUpdate...),
+		one(&Command{Name: "incrbyfloat", Arity: 3, Flags: Write | DenyOOM | Fast, Categories: stringCat, Since: "2.6.0", Summary: "Increment the float value of a key by the given amount", Run: cmdIncrByFloat}, rwAccessUpdate...),
+		&Command{Name: "lcs", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 2, Step: 1, Categories: stringCat, Group: "string", Since: "7.0.0", Summary: "Find longest common substring", Run: cmdLCS},
 	)
 }
 

@@ -5,7 +5,7 @@ package command
 // (internal/server/sync.go). Their entries are Redis 7.0's.
 func init() {
 	syncFlags := Conn | Admin | NoScript | NoAsyncLoading | NoMulti
-	adminCats := []string{"admin", "slow", "dangerous"}
+	adminCats := []string{"admin", "dangerous"}
 	register(
 		&Command{Name: "sync", Arity: 1, Flags: syncFlags, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "Internal command used for replication"},
 		&Command{Name: "psync", Arity: -3, Flags: syncFlags, Categories: adminCats, Group: "server", Since: "2.8.0", Summary: "Internal command used for replication"},

@@ -30,10 +30,7 @@ import (
 // log(n), not the rank. Range commands and the set operations (ZUNION...)
 // are in zset_range.go.
 func init() {
-	wf := []string{"write", "sortedset", "fast"}
-	ws := []string{"write", "sortedset", "slow"}
-	rf := []string{"read", "sortedset", "fast"}
-	rs := []string{"read", "sortedset", "slow"}
+	zsetCat := []string{"sortedset"}
 	one := singleKey("sorted-set")
 	// numKeys are the commands whose keys are counted by argument 1 (or 2
 	// after a destination).
@@ -52,41 +49,41 @@ func init() {
 	ro := []string{"RO", "access"}
 	nondet := []string{"nondeterministic_output"}
 	register(
-		one(&Command{Name: "zadd", Arity: -4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.2.0", Summary: "Add one or more members to a sorted set, or update its score if it already exists", Run: func(c *Ctx) { zaddGeneric(c, false) }}, "RW", "update"),
-		one(&Command{Name: "zincrby", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: wf, Since: "1.2.0", Summary: "Increment the score of a member in a sorted set", Run: func(c *Ctx) { zaddGeneric(c, true) }}, "RW", "access", "update"),
-		one(&Command{Name: "zrem", Arity: -3, Flags: Write | Fast, Categories: wf, Since: "1.2.0", Summary: "Remove one or more members from a sorted set", Run: cmdZRem}, "RW", "delete"),
-		one(&Command{Name: "zcard", Arity: 2, Flags: ReadOnly | Fast, Categories: rf, Since: "1.2.0", Summary: "Get the number of members in a sorted set", Run: cmdZCard}, "RO"),
-		one(&Command{Name: "zscore", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "1.2.0", Summary: "Get the score associated with the given member in a sorted set", Run: cmdZScore}, ro...),
-		one(&Command{Name: "zmscore", Arity: -3, Flags: ReadOnly | Fast, Categories: rf, Since: "6.2.0", Summary: "Get the score associated with the given members in a sorted set", Run: cmdZMScore}, ro...),
-		one(&Command{Name: "zrank", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Determine the index of a member in a sorted set", Run: func(c *Ctx) { zrankGeneric(c, false) }}, ro...),
-		one(&Command{Name: "zrevrank", Arity: 3, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Determine the index of a member in a sorted set, with scores ordered from high to low", Run: func(c *Ctx) { zrankGeneric(c, true) }}, ro...),
-		one(&Command{Name: "zcount", Arity: 4, Flags: ReadOnly | Fast, Categories: rf, Since: "2.0.0", Summary: "Count the members in a sorted set with scores within the given values", Run: cmdZCount}, ro...),
-		one(&Command{Name: "zlexcount", Arity: 4, Flags: ReadOnly | Fast, Categories: rf, Since: "2.8.9", Summary: "Count the number of members in a sorted set between a given lexicographical range", Run: cmdZLexCount}, ro...),
-		one(&Command{Name: "zrange", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "1.2.0", Summary: "Return a range of members in a sorted set", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrAuto, dirAuto) }}, ro...),
-		&Command{Name: "zrangestore", Arity: -5, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Categories: ws, Group: "sorted-set", Since: "6.2.0", Summary: "Store a range of members from sorted set into another key",
+		one(&Command{Name: "zadd", Arity: -4, Flags: Write | DenyOOM | Fast, Categories: zsetCat, Since: "1.2.0", Summary: "Add one or more members to a sorted set, or update its score if it already exists", Run: func(c *Ctx) { zaddGeneric(c, false) }}, "RW", "update"),
+		one(&Command{Name: "zincrby", Arity: 4, Flags: Write | DenyOOM | Fast, Categories: zsetCat, Since: "1.2.0", Summary: "Increment the score of a member in a sorted set", Run: func(c *Ctx) { zaddGeneric(c, true) }}, "RW", "access", "update"),
+		one(&Command{Name: "zrem", Arity: -3, Flags: Write | Fast, Categories: zsetCat, Since: "1.2.0", Summary: "Remove one or more members from a sorted set", Run: cmdZRem}, "RW", "delete"),
+		one(&Command{Name: "zcard", Arity: 2, Flags: ReadOnly | Fast, Categories: zsetCat, Since: "1.2.0", Summary: "Get the number of members in a sorted set", Run: cmdZCard}, "RO"),
+		one(&Command{Name: "zscore", Arity: 3, Flags: ReadOnly | Fast, Categories: zsetCat, Since: "1.2.0", Summary: "Get the score associated with the given member in a sorted set", Run: cmdZScore}, ro...),
+		one(&Command{Name: "zmscore", Arity: -3, Flags: ReadOnly | Fast, Categories: zsetCat, Since: "6.2.0", Summary: "Get the score associated with the given members in a sorted set", Run: cmdZMScore}, ro...),
+		one(&Command{Name: "zrank", Arity: 3, Flags: ReadOnly | Fast, Categories: zsetCat, Since: "2.0.0", Summary: "Determine the index of a member in a sorted set", Run: func(c *Ctx) { zrankGeneric(c, false) }}, ro...),
+		one(&Command{Name: "zrevrank", Arity: 3, Flags: ReadOnly | Fast, Categories: zsetCat, Since: "2.0.0", Summary: "Determine the index of a member in a sorted set, with scores ordered from high to low", Run: func(c *Ctx) { zrankGeneric(c, true) }}, ro...),
+		one(&Command{Name: "zcount", Arity: 4, Flags: ReadOnly | Fast, Categories: zsetCat, Since: "2.0.0", Summary: "Count the members in a sorted set with scores within the given values", Run: cmdZCount}, ro...),
+		one(&Command{Name: "zlexcount", Arity: 4, Flags: ReadOnly | Fast, Categories: zsetCat, Since: "2.8.9", Summary: "Count the number of members in a sorted set between a given lexicographical range", Run: cmdZLexCount}, ro...),
+		one(&Command{Name: "zrange", Arity: -4, Flags: ReadOnly, Categories: zsetCat, Since: "1.2.0", Summary: "Return a range of members in a sorted set", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrAuto, dirAuto) }}, ro...),
+		&Command{Name: "zrangestore", Arity: -5, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Categories: zsetCat, Group: "sorted-set", Since: "6.2.0", Summary: "Store a range of members from sorted set into another key",
 			KeySpecs: []KeySpec{{Flags: []string{"OW", "update"}, Index: 1, KeyStep: 1}, {Flags: ro, Index: 2, KeyStep: 1}},
 			Run:      func(c *Ctx) { zrangeGeneric(c, 2, true, zrAuto, dirAuto) }},
-		one(&Command{Name: "zrangebyscore", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "1.0.5", Summary: "Return a range of members in a sorted set, by score", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrScore, dirForward) }}, ro...),
-		one(&Command{Name: "zrevrangebyscore", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "2.2.0", Summary: "Return a range of members in a sorted set, by score, with scores ordered from high to low", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrScore, dirReverse) }}, ro...),
-		one(&Command{Name: "zrangebylex", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "2.8.9", Summary: "Return a range of members in a sorted set, by lexicographical range", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrLex, dirForward) }}, ro...),
-		one(&Command{Name: "zrevrangebylex", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "2.8.9", Summary: "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrLex, dirReverse) }}, ro...),
-		one(&Command{Name: "zrevrange", Arity: -4, Flags: ReadOnly, Categories: rs, Since: "1.2.0", Summary: "Return a range of members in a sorted set, by index, with scores ordered from high to low", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrRank, dirReverse) }}, ro...),
-		one(&Command{Name: "zremrangebyrank", Arity: 4, Flags: Write, Categories: ws, Since: "2.0.0", Summary: "Remove all members in a sorted set within the given indexes", Run: func(c *Ctx) { zremrangeGeneric(c, zrRank) }}, "RW", "delete"),
-		one(&Command{Name: "zremrangebyscore", Arity: 4, Flags: Write, Categories: ws, Since: "1.2.0", Summary: "Remove all members in a sorted set within the given scores", Run: func(c *Ctx) { zremrangeGeneric(c, zrScore) }}, "RW", "delete"),
-		one(&Command{Name: "zremrangebylex", Arity: 4, Flags: Write, Categories: ws, Since: "2.8.9", Summary: "Remove all members in a sorted set between the given lexicographical range", Run: func(c *Ctx) { zremrangeGeneric(c, zrLex) }}, "RW", "delete"),
-		one(&Command{Name: "zpopmin", Arity: -2, Flags: Write | Fast, Categories: wf, Since: "5.0.0", Summary: "Remove and return members with the lowest scores in a sorted set", Run: func(c *Ctx) { zpopMinMax(c, false) }}, "RW", "access", "delete"),
-		one(&Command{Name: "zpopmax", Arity: -2, Flags: Write | Fast, Categories: wf, Since: "5.0.0", Summary: "Remove and return members with the highest scores in a sorted set", Run: func(c *Ctx) { zpopMinMax(c, true) }}, "RW", "access", "delete"),
-		&Command{Name: "zmpop", Arity: -4, Flags: Write, Categories: ws, Group: "sorted-set", Since: "7.0.0", Summary: "Remove and return members with scores in a sorted set",
+		one(&Command{Name: "zrangebyscore", Arity: -4, Flags: ReadOnly, Categories: zsetCat, Since: "1.0.5", Summary: "Return a range of members in a sorted set, by score", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrScore, dirForward) }}, ro...),
+		one(&Command{Name: "zrevrangebyscore", Arity: -4, Flags: ReadOnly, Categories: zsetCat, Since: "2.2.0", Summary: "Return a range of members in a sorted set, by score, with scores ordered from high to low", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrScore, dirReverse) }}, ro...),
+		one(&Command{Name: "zrangebylex", Arity: -4, Flags: ReadOnly, Categories: zsetCat, Since: "2.8.9", Summary: "Return a range of members in a sorted set, by lexicographical range", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrLex, dirForward) }}, ro...),
+		one(&Command{Name: "zrevrangebylex", Arity: -4, Flags: ReadOnly, Categories: zsetCat, Since: "2.8.9", Summary: "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrLex, dirReverse) }}, ro...),
+		one(&Command{Name: "zrevrange", Arity: -4, Flags: ReadOnly, Categories: zsetCat, Since: "1.2.0", Summary: "Return a range of members in a sorted set, by index, with scores ordered from high to low", Run: func(c *Ctx) { zrangeGeneric(c, 1, false, zrRank, dirReverse) }}, ro...),
+		one(&Command{Name: "zremrangebyrank", Arity: 4, Flags: Write, Categories: zsetCat, Since: "2.0.0", Summary: "Remove all members in a sorted set within the given indexes", Run: func(c *Ctx) { zremrangeGeneric(c, zrRank) }}, "RW", "delete"),
+		one(&Command{Name: "zremrangebyscore", Arity: 4, Flags: Write, Categories: zsetCat, Since: "1.2.0", Summary: "Remove all members in a sorted set within the given scores", Run: func(c *Ctx) { zremrangeGeneric(c, zrScore) }}, "RW", "delete"),
+		one(&Command{Name: "zremrangebylex", Arity: 4, Flags: Write, Categories: zsetCat, Since: "2.8.9", Summary: "Remove all members in a sorted set between the given lexicographical range", Run: func(c *Ctx) { zremrangeGeneric(c, zrLex) }}, "RW", "delete"),
+		one(&Command{Name: "zpopmin", Arity: -2, Flags: Write | Fast, Categories: zsetCat, Since: "5.0.0", Summary: "Remove and return members with the lowest scores in a sorted set", Run: func(c *Ctx) { zpopMinMax(c, false) }}, "RW", "access", "delete"),
+		one(&Command{Name: "zpopmax", Arity: -2, Flags: Write | Fast, Categories: zsetCat, Since: "5.0.0", Summary: "Remove and return members with the highest scores in a sorted set", Run: func(c *Ctx) { zpopMinMax(c, true) }}, "RW", "access", "delete"),
+		&Command{Name: "zmpop", Arity: -4, Flags: Write, Categories: zsetCat, Group: "sorted-set", Since: "7.0.0", Summary: "Remove and return members with scores in a sorted set",
 			KeySpecs: []KeySpec{{Flags: []string{"RW", "access", "delete"}, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, Run: cmdZMPop},
-		one(&Command{Name: "zrandmember", Arity: -2, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Get one or multiple random elements from a sorted set", Tips: nondet, Run: cmdZRandMember}, ro...),
-		numKeys(&Command{Name: "zunion", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Add multiple sorted sets", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opUnion, false) }}, false),
-		numKeys(&Command{Name: "zinter", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Intersect multiple sorted sets", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opInter, false) }}, false),
-		numKeys(&Command{Name: "zdiff", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "6.2.0", Summary: "Subtract multiple sorted sets", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opDiff, false) }}, false),
-		numKeys(&Command{Name: "zunionstore", Arity: -4, Flags: Write | DenyOOM, Categories: ws, Since: "2.0.0", Summary: "Add multiple sorted sets and store the resulting sorted set in a new key", Run: func(c *Ctx) { zsetOpGeneric(c, c.Args[1], 2, opUnion, false) }}, true),
-		numKeys(&Command{Name: "zinterstore", Arity: -4, Flags: Write | DenyOOM, Categories: ws, Since: "2.0.0", Summary: "Intersect multiple sorted sets and store the resulting sorted set in a new key", Run: func(c *Ctx) { zsetOpGeneric(c, c.Args[1], 2, opInter, false) }}, true),
-		numKeys(&Command{Name: "zdiffstore", Arity: -4, Flags: Write | DenyOOM, Categories: ws, Since: "6.2.0", Summary: "Subtract multiple sorted sets and store the resulting sorted set in a new key", Run: func(c *Ctx) { zsetOpGeneric(c, c.Args[1], 2, opDiff, false) }}, true),
-		numKeys(&Command{Name: "zintercard", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "7.0.0", Summary: "Intersect multiple sorted sets and return the cardinality of the result", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opInter, true) }}, false),
-		one(&Command{Name: "zscan", Arity: -3, Flags: ReadOnly, Categories: rs, Since: "2.8.0", Summary: "Incrementally iterate sorted sets elements and associated scores", Tips: nondet, Run: cmdZScan}, ro...),
+		one(&Command{Name: "zrandmember", Arity: -2, Flags: ReadOnly, Categories: zsetCat, Since: "6.2.0", Summary: "Get one or multiple random elements from a sorted set", Tips: nondet, Run: cmdZRandMember}, ro...),
+		numKeys(&Command{Name: "zunion", Arity: -3, Flags: ReadOnly, Categories: zsetCat, Since: "6.2.0", Summary: "Add multiple sorted sets", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opUnion, false) }}, false),
+		numKeys(&Command{Name: "zinter", Arity: -3, Flags: ReadOnly, Categories: zsetCat, Since: "6.2.0", Summary: "Intersect multiple sorted sets", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opInter, false) }}, false),
+		numKeys(&Command{Name: "zdiff", Arity: -3, Flags: ReadOnly, Categories: zsetCat, Since: "6.2.0", Summary: "Subtract multiple sorted sets", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opDiff, false) }}, false),
+		numKeys(&Command{Name: "zunionstore", Arity: -4, Flags: Write | DenyOOM, Categories: zsetCat, Since: "2.0.0", Summary: "Add multiple sorted sets and store the resulting sorted set in a new key", Run: func(c *Ctx) { zsetOpGeneric(c, c.Args[1], 2, opUnion, false) }}, true),
+		numKeys(&Command{Name: "zinterstore", Arity: -4, Flags: Write | DenyOOM, Categories: zsetCat, Since: "2.0.0", Summary: "Intersect multiple sorted sets and store the resulting sorted set in a new key", Run: func(c *Ctx) { zsetOpGeneric(c, c.Args[1], 2, opInter, false) }}, true),
+		numKeys(&Command{Name: "zdiffstore", Arity: -4, Flags: Write | DenyOOM, Categories: zsetCat, Since: "6.2.0", Summary: "Subtract multiple sorted sets and store the resulting sorted set in a new key", Run: func(c *Ctx) { zsetOpGeneric(c, c.Args[1], 2, opDiff, false) }}, true),
+		numKeys(&Command{Name: "zintercard", Arity: -3, Flags: ReadOnly, Categories: zsetCat, Since: "7.0.0", Summary: "Intersect multiple sorted sets and return the cardinality of the result", Run: func(c *Ctx) { zsetOpGeneric(c, nil, 1, opInter, true) }}, false),
+		one(&Command{Name: "zscan", Arity: -3, Flags: ReadOnly, Categories: zsetCat, Since: "2.8.0", Summary: "Incrementally iterate sorted sets elements and associated scores", Tips: nondet, Run: cmdZScan}, ro...),
 	)
 }
 
