@@ -41,7 +41,7 @@ func init() {
 			KeySpecs: evalSpec(false), Run: func(c *Ctx) { cmdFcall(c, false) }},
 		&Command{Name: "fcall_ro", Arity: -3, Flags: ReadOnly | callFlags, Categories: scriptCat, Since: "7.0.0", Group: "scripting", Summary: "Invoke a read-only function",
 			KeySpecs: evalSpec(true), Run: func(c *Ctx) { cmdFcall(c, true) }},
-		&Command{Name: "function", Arity: -2, Categories: nil, Group: "scripting", Since: "7.0.0", Summary: "A container for function commands", Run: cmdFunction,
+		&Command{Name: "function", Arity: -2, Group: "scripting", Since: "7.0.0", Summary: "A container for function commands", Run: cmdFunction,
 			Subcommands: []*Command{
 				sub("function|delete", 3, Write|NoScript, "Delete a function by name", all...),
 				sub("function|dump", 2, NoScript, "Dump all functions into a serialized binary payload"),

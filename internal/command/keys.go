@@ -79,7 +79,7 @@ func init() {
 		gen(0, 0, &Command{Name: "flushdb", Arity: -1, Flags: Write, Categories: dangerous(keyCat), Group: "server", Since: "1.0.0", Summary: "Remove all keys from the current database", Tips: allShards, Run: cmdFlushDB}),
 		gen(0, 0, &Command{Name: "flushall", Arity: -1, Flags: Write, Categories: dangerous(keyCat), Group: "server", Since: "1.0.0", Summary: "Remove all keys from all databases", Tips: allShards, Run: cmdFlushAll}),
 		gen(0, 0, &Command{Name: "swapdb", Arity: 3, Flags: Write | Fast, Categories: dangerous(keyCat), Group: "server", Since: "4.0.0", Summary: "Swaps two Redis databases", Run: cmdSwapDB}),
-		&Command{Name: "object", Arity: -2, Categories: nil, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands", Run: cmdObject,
+		&Command{Name: "object", Arity: -2, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands", Run: cmdObject,
 			Subcommands: []*Command{
 				// In the order Redis lists them.
 				{Name: "object|help", Arity: 2, Flags: Loading | Stale, Categories: []string{"keyspace"}, Group: "generic", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Run: cmdObjectHelp},

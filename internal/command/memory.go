@@ -19,17 +19,17 @@ import (
 
 func init() {
 	stats := func(name, summary string, tips ...string) *Command {
-		return &Command{Name: "memory|" + name, Arity: 2, Categories: nil, Group: "server", Since: "4.0.0", Summary: summary, Tips: tips}
+		return &Command{Name: "memory|" + name, Arity: 2, Group: "server", Since: "4.0.0", Summary: summary, Tips: tips}
 	}
 	special := []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}
-	register(&Command{Name: "memory", Arity: -2, Categories: nil, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands", Run: cmdMemory,
+	register(&Command{Name: "memory", Arity: -2, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands", Run: cmdMemory,
 		Subcommands: []*Command{
-			{Name: "memory|help", Arity: 2, Flags: Loading | Stale, Categories: nil, Group: "server", Since: "4.0.0", Summary: "Show helpful text about the different subcommands", Run: cmdMemoryHelp},
+			{Name: "memory|help", Arity: 2, Flags: Loading | Stale, Group: "server", Since: "4.0.0", Summary: "Show helpful text about the different subcommands", Run: cmdMemoryHelp},
 			withRun(stats("malloc-stats", "Show allocator internal stats", special...), cmdMemoryMallocStats),
 			withRun(stats("doctor", "Outputs memory problems report", special...), cmdMemoryDoctor),
 			withRun(stats("purge", "Ask the allocator to release memory", "request_policy:all_shards", "response_policy:all_succeeded"), cmdMemoryPurge),
 			withRun(stats("stats", "Show memory usage details", special...), cmdMemoryStats),
-			{Name: "memory|usage", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Categories: nil, Group: "server", Since: "4.0.0",
+			{Name: "memory|usage", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Group: "server", Since: "4.0.0",
 				Summary: "Estimate the memory usage of a key", KeySpecs: []KeySpec{{Flags: []string{"RO"}, Index: 2, KeyStep: 1}}, Run: cmdMemoryUsage},
 		}})
 }

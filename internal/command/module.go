@@ -23,10 +23,10 @@ func init() {
 	load := func(name string, arity int, summary string) *Command {
 		return sub(name, arity, admin|NoAsyncLoading, summary, cmdModuleNotAllowed)
 	}
-	register(&Command{Name: "module", Arity: -2, Categories: nil, Group: "server", Since: "4.0.0", Summary: "A container for module commands",
+	register(&Command{Name: "module", Arity: -2, Group: "server", Since: "4.0.0", Summary: "A container for module commands",
 		Run: func(c *Ctx) { table["module"].Subcommand(c.Args[1]).Run(c) },
 		Subcommands: []*Command{
-			{Name: "module|help", Arity: 2, Flags: Loading | Stale, Categories: nil, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Run: cmdModuleHelp},
+			{Name: "module|help", Arity: 2, Flags: Loading | Stale, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Run: cmdModuleHelp},
 			sub("list", 2, admin, "List all modules loaded by the server", cmdModuleList, "nondeterministic_output_order"),
 			load("load", -3, "Load a module"),
 			load("loadex", -3, "Load a module with extended parameters"),

@@ -49,9 +49,9 @@ func init() {
 		&Command{Name: "ping", Arity: -1, Flags: Fast, Categories: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Ping the server",
 			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: cmdPing},
 		&Command{Name: "echo", Arity: 2, Flags: Loading | Stale | Fast, Categories: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Echo the given string", Run: cmdEcho},
-		&Command{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Categories: nil, Group: "server", Since: "2.6.0", Summary: "Return the current server time",
+		&Command{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Group: "server", Since: "2.6.0", Summary: "Return the current server time",
 			Tips: []string{"nondeterministic_output"}, Run: cmdTime},
-		&Command{Name: "lolwut", Arity: -1, Flags: ReadOnly | Fast, Categories: nil, Group: "server", Since: "5.0.0", Summary: "Display some computer art and the Redis version", Run: cmdLolwut},
+		&Command{Name: "lolwut", Arity: -1, Flags: ReadOnly | Fast, Group: "server", Since: "5.0.0", Summary: "Display some computer art and the Redis version", Run: cmdLolwut},
 		&Command{Name: "command", Arity: -1, Flags: Loading | Stale, Categories: connCats, Group: "server", Since: "2.8.13", Summary: "Get array of Redis command details",
 			Tips: []string{"nondeterministic_output_order"}, Run: cmdCommand, Subcommands: []*Command{
 				sub("command|count", 2, Loading|Stale, connCats, "2.8.13", "server", "Get total number of Redis commands"),
@@ -65,14 +65,29 @@ func init() {
 		// The rest run in package server (flag Conn).
 		&Command{Name: "info", Arity: -1, Flags: Conn | Loading | Stale, Categories: []string{"dangerous"}, Group: "server", Since: "1.0.0", Summary: "Get information and statistics about the server",
 			Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}},
-		&Command{Name: "config", Arity: -2, Flags: Conn, Categories: nil, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands", Subcommands: []*Command{
+		&Command{Name: "acl", Arity: -2, Flags: Conn, Group: "server", Since: "6.0.0", Summary: "A container for Access List Control commands ", Subcommands: []*Command{
+			sub("acl|cat", -2, NoScript|Loading|Stale, nil, "6.0.0", "server", "List the ACL categories or the commands inside a category"),
+			sub("acl|deluser", -3, admin, nil, "6.0.0", "server", "Remove the specified ACL users and the associated rules"),
+			sub("acl|dryrun", -4, admin, nil, "7.0.0", "server", "Returns whether the user can execute the given command without executing the command."),
+			sub("acl|genpass", -2, NoScript|Loading|Stale, nil, "6.0.0", "server", "Generate a pseudorandom secure password to use for ACL users"),
+			sub("acl|getuser", 3, admin, nil, "6.0.0", "server", "Get the rules for a specific ACL user"),
+			sub("acl|help", 2, Loading|Stale, nil, "6.0.0", "server", "Show helpful text about the different subcommands"),
+			sub("acl|list", 2, admin, nil, "6.0.0", "server", "List the current ACL rules in ACL config file format"),
+			sub("acl|load", 2, admin, nil, "6.0.0", "server", "Reload the ACLs from the configured ACL file"),
+			sub("acl|log", -2, admin, nil, "6.0.0", "server", "List latest events denied because of ACLs in place"),
+			sub("acl|save", 2, admin, nil, "6.0.0", "server", "Save the current ACL rules in the configured ACL file"),
+			sub("acl|setuser", -3, admin, nil, "6.0.0", "server", "Modify or create the rules for a specific ACL user"),
+			sub("acl|users", 2, admin, nil, "6.0.0", "server", "List the username of all the configured ACL rules"),
+			sub("acl|whoami", 2, NoScript|Loading|Stale, nil, "6.0.0", "server", "Return the name of the user associated to the current connection"),
+		}},
+		&Command{Name: "config", Arity: -2, Flags: Conn, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands", Subcommands: []*Command{
 			sub("config|get", -3, admin, adminCats, "2.0.0", "server", "Get the values of configuration parameters"),
 			sub("config|set", -4, admin, adminCats, "2.0.0", "server", "Set configuration parameters to the given values", "request_policy:all_nodes", "response_policy:all_succeeded"),
 			sub("config|resetstat", 2, admin, adminCats, "2.0.0", "server", "Reset the stats returned by INFO"),
 			sub("config|rewrite", 2, admin, adminCats, "2.8.0", "server", "Rewrite the configuration file with the in memory configuration"),
 			sub("config|help", 2, Loading|Stale, nil, "5.0.0", "server", "Show helpful text about the different subcommands"),
 		}},
-		&Command{Name: "client", Arity: -2, Flags: Conn, Categories: nil, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands", Subcommands: []*Command{
+		&Command{Name: "client", Arity: -2, Flags: Conn, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands", Subcommands: []*Command{
 			sub("client|id", 2, NoScript|Loading|Stale, connCats, "5.0.0", "connection", "Returns the client ID for the current connection"),
 			sub("client|setname", 3, NoScript|Loading|Stale, connCats, "2.6.9", "connection", "Set the current connection name"),
 			sub("client|getname", 2, NoScript|Loading|Stale, connCats, "2.6.9", "connection", "Get the current connection name"),
@@ -92,13 +107,13 @@ func init() {
 			sub("client|trackinginfo", 2, NoScript|Loading|Stale, connCats, "6.2.0", "connection", "Return information about server assisted client side caching for the current connection"),
 		}},
 		&Command{Name: "debug", Arity: -2, Flags: Conn | admin, Categories: adminCats, Group: "server", Since: "1.0.0", Summary: "A container for debugging commands"},
-		&Command{Name: "slowlog", Arity: -2, Flags: Conn, Categories: nil, Group: "server", Since: "2.2.12", Summary: "A container for slow log commands", Subcommands: []*Command{
+		&Command{Name: "slowlog", Arity: -2, Flags: Conn, Group: "server", Since: "2.2.12", Summary: "A container for slow log commands", Subcommands: []*Command{
 			sub("slowlog|len", 2, Admin|Loading|Stale, adminCats, "2.2.12", "server", "Get the slow log's length", "request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"),
 			sub("slowlog|reset", 2, Admin|Loading|Stale, adminCats, "2.2.12", "server", "Clear all entries from the slow log", "request_policy:all_nodes", "response_policy:all_succeeded"),
 			sub("slowlog|get", -2, Admin|Loading|Stale, adminCats, "2.2.12", "server", "Get the slow log's entries", "request_policy:all_nodes", "nondeterministic_output"),
 			sub("slowlog|help", 2, Loading|Stale, nil, "6.2.0", "server", "Show helpful text about the different subcommands"),
 		}},
-		&Command{Name: "latency", Arity: -2, Flags: Conn, Categories: nil, Group: "server", Since: "2.8.13", Summary: "A container for latency diagnostics commands", Subcommands: []*Command{
+		&Command{Name: "latency", Arity: -2, Flags: Conn, Group: "server", Since: "2.8.13", Summary: "A container for latency diagnostics commands", Subcommands: []*Command{
 			sub("latency|reset", -2, admin, adminCats, "2.8.13", "server", "Reset latency data for one or more events.", "request_policy:all_nodes", "response_policy:all_succeeded"),
 			sub("latency|help", 2, Loading|Stale, nil, "2.8.13", "server", "Show helpful text about the different subcommands."),
 			sub("latency|history", 3, admin, adminCats, "2.8.13", "server", "Return timestamp-latency samples for the event.", "nondeterministic_output", "request_policy:all_nodes", "response_policy:special"),

@@ -25,7 +25,7 @@ func init() {
 			FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{{Flags: keyFlags, Index: 2, KeyStep: 1}}}
 	}
 	register(
-		&Command{Name: "xgroup", Arity: -2, Categories: nil, Group: "stream", Since: "5.0.0", Summary: "A container for consumer groups commands", Run: cmdXGroup,
+		&Command{Name: "xgroup", Arity: -2, Group: "stream", Since: "5.0.0", Summary: "A container for consumer groups commands", Run: cmdXGroup,
 			Subcommands: []*Command{
 				sub("create", -5, Write|DenyOOM, "5.0.0", "Create a consumer group.", "RW", "insert"),
 				sub("createconsumer", 5, Write|DenyOOM, "6.2.0", "Create a consumer in a consumer group.", "RW", "insert"),

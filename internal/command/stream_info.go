@@ -15,7 +15,7 @@ func init() {
 		return &Command{Name: "xinfo|" + name, Arity: arity, Flags: ReadOnly, Categories: streamCat, Group: "stream", Since: "5.0.0", Summary: summary, Tips: tips,
 			FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{{Flags: []string{"RO", "access"}, Index: 2, KeyStep: 1}}}
 	}
-	register(&Command{Name: "xinfo", Arity: -2, Categories: nil, Group: "stream", Since: "5.0.0", Summary: "A container for stream introspection commands", Run: cmdXInfo,
+	register(&Command{Name: "xinfo", Arity: -2, Group: "stream", Since: "5.0.0", Summary: "A container for stream introspection commands", Run: cmdXInfo,
 		Subcommands: []*Command{
 			infoSub("consumers", 4, "List the consumers in a consumer group", "nondeterministic_output"),
 			infoSub("groups", 3, "List the consumer groups of a stream"),

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"basalt/internal/acl"
 	"log/slog"
 	"net"
 	"runtime/debug"
@@ -26,6 +27,8 @@ type Client struct {
 
 	db                 int
 	authed             bool
+	user               atomic.Pointer[acl.Handle] // the ACL user (acl_cmd.go)
+	authPass           []byte                     // the password it authenticated with, for the leader's side
 	name               atomic.Pointer[string]
 	created            time.Time
 	lastCmd            atomic.Pointer[string]
@@ -120,7 +123,7 @@ func newClient(s *Server, nc net.Conn) *Client {
 		id:      s.nextID.Add(1),
 		out:     resp.NewWriter(2),
 		proto:   2,
-		authed:  s.config().RequirePass == "",
+		authed:  !s.defaultNeedsAuth(),
 		created: time.Now(),
 		unblock: make(chan bool, 1),
 		sh:      s.group(),
@@ -128,6 +131,7 @@ func newClient(s *Server, nc net.Conn) *Client {
 		proxy:   s.config().ClusterProxy,
 	}
 	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads}) // needs c
+	c.user.Store(s.users.Default())
 	c.rd.MaxBulk = s.config().ProtoMaxBulkLen
 	c.rd.Authenticated = c.authed
 	empty := ""
@@ -323,97 +327,187 @@ func (c *Client) reply() *resp.Writer {
 	return c.out
 }
 
+// call is the command being dispatched, as the gates see it: cmd is the
+// table's entry (nil: unknown), kind the subcommand that decides read or
+// write (nil until the arguments are checked).
+type call struct {
+	argv      [][]byte
+	cmd, kind *command.Command
+	now       int64
+}
+
+// gates are the checks a command passes before it runs, in Redis's order
+// (processCommand). Each answers the command (refuses, forwards or queues
+// it) and returns true, or lets it through.
+var gates = []func(c *Client, k *call) bool{
+	(*Client).forwardGate,
+	(*Client).unknownGate,
+	(*Client).argsGate,
+	(*Client).authGate,
+	(*Client).noMultiGate,
+	(*Client).aclGate,
+	(*Client).pubsubContextGate,
+	(*Client).routeGate,
+	(*Client).monitorGate,
+	(*Client).busyGate,
+	(*Client).pauseGate,
+	(*Client).queueGate,
+}
+
 func (c *Client) dispatch(argv [][]byte) {
-	name := string(argv[0])
-	cmd := command.Lookup(argv[0])
-	now := c.now()
-	c.lastAt.Store(now)
+	k := &call{argv: argv, cmd: command.Lookup(argv[0]), now: c.now()}
+	c.lastAt.Store(k.now)
 	if c.track != nil {
-		c.trackCommand(cmd)
+		c.trackCommand(k.cmd)
 	}
-	if c.authed && !c.multi && c.mustForward(cmd, argv) {
-		// The leader checks the command, as it must for MULTI's sake.
-		if cmd != nil {
-			c.lastCmd.Store(&cmd.Name)
-			if cmd.Flags&command.Script != 0 {
-				// EVALSHA of a script this node knows goes as EVAL with its body.
-				argv = command.ResolveQueued([][][]byte{argv})[0]
-			}
-			if c.track != nil {
-				c.trackForwarded(cmd, argv)
-			}
-			c.waitPause(cmd, argv)
-			if c.srv.monitors.active() {
-				// Shown where the client is connected; the leader shows
-				// it too, as its link from this node runs it.
-				if kind, errReply := checkArgs(cmd, argv); errReply == "" && kind.Flags&command.Admin == 0 {
-					c.srv.feedMonitors(c.db, c.nc.RemoteAddr().String(), redactArgs(kind, argv))
-				}
-			}
-		}
-		c.forward(argv)
-		c.replyMark = markNone // the leader runs it, and counts it
-		return
-	}
-	if cmd == nil {
-		c.rejectInMulti()
-		c.reply().Error(unknownCommand(argv))
-		return
-	}
-	c.lastCmd.Store(&cmd.Name)
-	// kind decides read or write: the subcommand if there is one.
-	kind, errReply := checkArgs(cmd, argv)
-	if errReply != "" {
-		c.rejected = refusedKind(cmd, argv)
-		c.rejectInMulti()
-		if cmd.Name == "exec" {
-			// Redis discards the transaction, and says why.
-			c.endMulti()
-			errReply = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errReply, "ERR ")
-		}
-		c.reply().Error(errReply)
-		return
-	}
-	c.lastCmd.Store(&kind.Name)
-	if !c.authed && cmd.Flags&command.NoAuth == 0 {
-		c.rejected = kind
-		c.rejectInMulti()
-		c.reply().Error("NOAUTH Authentication required.")
-		return
-	}
-	if c.sub != nil && c.pubsubGate(cmd, argv) {
-		return
-	}
-	if c.srv.clustered() {
-		if !c.route(cmd, kind, argv) {
+	for _, gate := range gates {
+		if gate(c, k) {
 			return
 		}
-		// This command runs here: the replies of the commands proxied
-		// before it come first.
-		c.drainUpstream(true)
 	}
-	if c.monitoring && monitorRefuses(kind) {
-		c.rejected = kind
+	c.run(k.cmd, k.kind, k.argv, k.now)
+}
+
+// refuse answers a command that a gate stops with an error; a refused
+// command fails the transaction it is queued in.
+func (c *Client) refuse(kind *command.Command, errReply string) bool {
+	c.rejected = kind
+	c.rejectInMulti()
+	c.reply().Error(errReply)
+	return true
+}
+
+// forwardGate sends the command to the leader when this node cannot run
+// it. The leader checks it, as it must for MULTI's sake, except the ACL:
+// the user is this connection's.
+func (c *Client) forwardGate(k *call) bool {
+	cmd, argv := k.cmd, k.argv
+	if !c.authed || c.multi || !c.mustForward(cmd, argv) {
+		return false
+	}
+	if cmd != nil {
+		c.lastCmd.Store(&cmd.Name)
+		if kind, errReply := checkArgs(cmd, argv); errReply == "" && c.aclRefuses(kind, argv) {
+			return true
+		}
+		if cmd.Flags&command.Script != 0 {
+			// EVALSHA of a script this node knows goes as EVAL with its body.
+			argv = command.ResolveQueued([][][]byte{argv})[0]
+		}
+		if c.track != nil {
+			c.trackForwarded(cmd, argv)
+		}
+		c.waitPause(cmd, argv)
+		if c.srv.monitors.active() {
+			// Shown where the client is connected; the leader shows
+			// it too, as its link from this node runs it.
+			if kind, errReply := checkArgs(cmd, argv); errReply == "" && kind.Flags&command.Admin == 0 {
+				c.srv.feedMonitors(c.db, c.nc.RemoteAddr().String(), redactArgs(kind, argv))
+			}
+		}
+	}
+	c.forward(argv)
+	c.replyMark = markNone // the leader runs it, and counts it
+	return true
+}
+
+func (c *Client) unknownGate(k *call) bool {
+	if k.cmd != nil {
+		c.lastCmd.Store(&k.cmd.Name)
+		return false
+	}
+	c.rejectInMulti()
+	c.reply().Error(unknownCommand(k.argv))
+	return true
+}
+
+// argsGate checks the arity and the subcommand, and finds kind.
+func (c *Client) argsGate(k *call) bool {
+	kind, errReply := checkArgs(k.cmd, k.argv)
+	if errReply == "" {
+		k.kind = kind
+		c.lastCmd.Store(&kind.Name)
+		return false
+	}
+	if k.cmd.Name == "exec" {
+		// Redis discards the transaction, and says why.
 		c.rejectInMulti()
-		c.reply().Error("ERR Replica can't interact with the keyspace")
-		return
+		c.endMulti()
+		errReply = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errReply, "ERR ")
 	}
-	if c.multi && cmd.Flags&command.NoMulti != 0 {
-		c.rejected = kind
-		c.rejectInMulti()
-		c.reply().Error("ERR Command not allowed inside a transaction")
-		return
+	return c.refuse(refusedKind(k.cmd, k.argv), errReply)
+}
+
+func (c *Client) authGate(k *call) bool {
+	if c.authed || k.cmd.Flags&command.NoAuth != 0 {
+		return false
 	}
-	if command.ScriptBusy() && (cmd.Flags|kind.Flags)&command.AllowBusy == 0 && c.busy(cmd) {
-		c.rejected = kind
-		return
+	return c.refuse(k.kind, "NOAUTH Authentication required.")
+}
+
+func (c *Client) noMultiGate(k *call) bool {
+	if !c.multi || k.cmd.Flags&command.NoMulti == 0 {
+		return false
 	}
-	c.waitPause(cmd, argv)
-	if c.multi && !isTxControl(cmd.Name) {
-		c.queued = append(c.queued, argv)
-		c.reply().Simple("QUEUED")
-		return
+	return c.refuse(k.kind, "ERR Command not allowed inside a transaction")
+}
+
+func (c *Client) aclGate(k *call) bool { return c.aclRefuses(k.kind, k.argv) }
+
+// pubsubContextGate: RESP2's pub/sub mode allows only a few commands.
+func (c *Client) pubsubContextGate(k *call) bool {
+	return c.sub != nil && c.pubsubGate(k.cmd, k.argv)
+}
+
+// routeGate, in cluster mode, sends the client to the node of the keys'
+// slot (MOVED), or proxies the command there.
+func (c *Client) routeGate(k *call) bool {
+	if !c.srv.clustered() {
+		return false
 	}
+	if !c.route(k.cmd, k.kind, k.argv) {
+		return true
+	}
+	// This command runs here: the replies of the commands proxied
+	// before it come first.
+	c.drainUpstream(true)
+	return false
+}
+
+func (c *Client) monitorGate(k *call) bool {
+	if !c.monitoring || !monitorRefuses(k.kind) {
+		return false
+	}
+	return c.refuse(k.kind, "ERR Replica can't interact with the keyspace")
+}
+
+// busyGate answers BUSY while a script is past its time limit.
+func (c *Client) busyGate(k *call) bool {
+	if !command.ScriptBusy() || (k.cmd.Flags|k.kind.Flags)&command.AllowBusy != 0 || !c.busy(k.cmd) {
+		return false
+	}
+	c.rejected = k.kind
+	return true
+}
+
+// pauseGate waits out CLIENT PAUSE; it never answers.
+func (c *Client) pauseGate(k *call) bool {
+	c.waitPause(k.cmd, k.argv)
+	return false
+}
+
+// queueGate queues the command of a client in MULTI.
+func (c *Client) queueGate(k *call) bool {
+	if !c.multi || isTxControl(k.cmd.Name) {
+		return false
+	}
+	c.queued = append(c.queued, k.argv)
+	c.reply().Simple("QUEUED")
+	return true
+}
+
+// run executes a command that passed the gates.
+func (c *Client) run(cmd, kind *command.Command, argv [][]byte, now int64) {
 	// A plain read touches the keys it finds as it looks them up
 	// (store.Tx.Touching), which skips the access table mostly; anything
 	// else touches its keys here.
@@ -435,7 +529,7 @@ func (c *Client) dispatch(argv [][]byte) {
 	case cmd.Flags&command.Conn != 0:
 		h := connHandlerOf(cmd)
 		if h == nil {
-			c.reply().Error("ERR command '" + name + "' is not available")
+			c.reply().Error("ERR command '" + string(argv[0]) + "' is not available")
 			return
 		}
 		if c.up != nil && !c.readonly && showsData[cmd.Name] {

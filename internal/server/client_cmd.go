@@ -237,9 +237,9 @@ func (c *Client) infoLine() string {
 	if cmd == "" {
 		cmd = "NULL"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d",
 		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), connFD(c), *c.name.Load(), int64(now.Sub(c.created).Seconds()), idle, flags, db,
-		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, cmd, redir, proto)
+		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, cmd, c.userName(), redir, proto)
 }
 
 // clientType is the client's class for CLIENT LIST/KILL TYPE: "pubsub"
@@ -306,7 +306,7 @@ func clientKill(c *Client, args [][]byte) {
 		case "laddr":
 			laddr = v
 		case "user":
-			if v != "default" {
+			if c.srv.users.Get(v) == nil {
 				c.reply().Error("ERR No such user '" + v + "'")
 				return
 			}
@@ -332,7 +332,6 @@ func clientKill(c *Client, args [][]byte) {
 			return
 		}
 	}
-	_ = user // every client is the default user
 	var victims []*Client
 	for _, o := range c.srv.clientsByID() {
 		switch {
@@ -340,6 +339,7 @@ func clientKill(c *Client, args [][]byte) {
 			addr != "" && o.nc.RemoteAddr().String() != addr,
 			laddr != "" && o.nc.LocalAddr().String() != laddr,
 			typ != "" && typ != o.clientType(),
+			user != "" && o.userName() != user,
 			skipMe && o == c:
 			continue
 		}

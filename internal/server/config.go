@@ -1,6 +1,7 @@
 package server
 
 import (
+	"basalt/internal/acl"
 	"fmt"
 	"math"
 	"os"
@@ -20,34 +21,40 @@ import (
 // Each is declared, with its default and checks, in the table of
 // configtable.go.
 type Config struct {
-	Bind            string // addresses, space separated; "-" before one: optional
-	Port            int
-	UnixSocket      string
-	UnixSocketPerm  int64
-	Timeout         int // seconds a client may stay idle (0: forever)
-	TCPKeepAlive    int // seconds between keepalive probes (0: off)
-	Dir             string
-	DBFilename      string // the RDB file SAVE and BGSAVE write in Dir
-	AppendFsync     shard.Fsync
-	RequirePass     string
-	Databases       int
-	MaxClients      int
-	ProtoMaxBulkLen int64
-	GoMaxProcs      int
-	LogRetain       int64  // Raft log entries kept after they are applied (0: no limit)
-	LogRetainBytes  int64  // and at most this many bytes of them (0: no limit)
-	LuaTimeLimit    int64  // ms a script runs before other clients get BUSY
-	CacheSize       int64  // Pebble block cache, bytes
-	MetaCacheSize   int64  // in-memory metadata cache, bytes (0: off)
-	MaxMemory       int64  // bounds the caches and the Go heap (memory.go; 0: none)
-	MaxMemoryPolicy string // accepted and shown; data on disk is never evicted
-	LogLevel        string // Redis's levels: debug, verbose, notice, warning
-	LogFile         string // "" : standard output
-	LogFormat       string // text or json
-	PidFile         string
-	Supervised      string // systemd or auto: tell systemd when ready (log.go)
-	MetricsAddr     string // where /metrics is served ("" : not served)
-	File            string // the config file, which CONFIG REWRITE updates ("" none)
+	Bind           string // addresses, space separated; "-" before one: optional
+	Port           int
+	UnixSocket     string
+	UnixSocketPerm int64
+	Timeout        int // seconds a client may stay idle (0: forever)
+	TCPKeepAlive   int // seconds between keepalive probes (0: off)
+	Dir            string
+	DBFilename     string // the RDB file SAVE and BGSAVE write in Dir
+	AppendFsync    shard.Fsync
+	RequirePass    string
+	// ACL (acl_cmd.go): the "user" directives, the ACL file, the ACL
+	// LOG's length and the channels of new selectors (acl-pubsub-default).
+	Users            []acl.Definition
+	ACLFile          string
+	ACLLogMaxLen     int
+	ACLPubsubDefault string
+	Databases        int
+	MaxClients       int
+	ProtoMaxBulkLen  int64
+	GoMaxProcs       int
+	LogRetain        int64  // Raft log entries kept after they are applied (0: no limit)
+	LogRetainBytes   int64  // and at most this many bytes of them (0: no limit)
+	LuaTimeLimit     int64  // ms a script runs before other clients get BUSY
+	CacheSize        int64  // Pebble block cache, bytes
+	MetaCacheSize    int64  // in-memory metadata cache, bytes (0: off)
+	MaxMemory        int64  // bounds the caches and the Go heap (memory.go; 0: none)
+	MaxMemoryPolicy  string // accepted and shown; data on disk is never evicted
+	LogLevel         string // Redis's levels: debug, verbose, notice, warning
+	LogFile          string // "" : standard output
+	LogFormat        string // text or json
+	PidFile          string
+	Supervised       string // systemd or auto: tell systemd when ready (log.go)
+	MetricsAddr      string // where /metrics is served ("" : not served)
+	File             string // the config file, which CONFIG REWRITE updates ("" none)
 
 	// RenameCommands are the config file's rename-command lines, in order:
 	// {old, new}; an empty new name removes the command.
@@ -288,7 +295,6 @@ func (c *Config) LoadText(text, source string) error {
 // fileDirectives are the directives a config file may hold that are not
 // parameters, with why basalt does not apply those it does not.
 var fileDirectives = map[string]string{
-	"user":       notACL,
 	"loadmodule": notModules,
 	"sentinel":   "basalt has no sentinel mode; it elects its leaders with Raft",
 	// config.c's deprecated directives, accepted silently.
@@ -312,6 +318,8 @@ func (c *Config) Directive(args []string) error {
 		return c.include(args[1])
 	case name == "rename-command" && len(args) == 3:
 		return c.renameCommand(args[1], args[2])
+	case name == "user" && len(args) >= 2:
+		return c.addUser(args[1], args[2:])
 	case name == "sentinel":
 		return fmt.Errorf("sentinel directive while not in sentinel mode")
 	case known && why == "" && len(args) == 2:
@@ -327,6 +335,21 @@ func (c *Config) Directive(args []string) error {
 		return nil
 	}
 	return fmt.Errorf("Bad directive or wrong number of arguments")
+}
+
+// addUser checks a "user" line as Redis does (ACLAppendUserForLoading);
+// the server creates the users at start.
+func (c *Config) addUser(name string, rules []string) error {
+	for _, d := range c.Users {
+		if d.Name == name {
+			return fmt.Errorf("Duplicate user '%s' found", name)
+		}
+	}
+	if _, err := acl.Edit(nil, name, rules, false); err != nil {
+		return fmt.Errorf("Error in user declaration '%s': %s", name, strings.TrimPrefix(err.Error(), "Error in ACL SETUSER modifier "))
+	}
+	c.Users = append(c.Users, acl.Definition{Name: name, Rules: rules})
+	return nil
 }
 
 // renameCommand checks a rename-command line as Redis does; the server

@@ -74,7 +74,6 @@ const (
 	notDefrag   = "basalt's memory is Go's heap and Pebble's cache; there is no allocator to defragment"
 	notTLS      = "basalt does not serve TLS yet"
 	notModules  = "basalt has no module API"
-	notACL      = "basalt has no ACL users yet: requirepass guards the default user"
 	notProtect  = "basalt refuses no CONFIG SET for being protected"
 	notDaemon   = "basalt runs in the foreground: let the service manager daemonize and supervise it"
 	notSaved    = "basalt writes RDB files only on SAVE and BGSAVE: every write is already durable in its log"
@@ -95,7 +94,8 @@ var params = []param{
 	{name: "tcp-backlog", kind: intParam, max: intMax, def: "511", flags: immutable, unused: "Go listens with the system's backlog (somaxconn)"},
 	{name: "maxclients", kind: intParam, min: 1, max: uintMax, def: "10000", ptr: func(c *Config) any { return &c.MaxClients }},
 	{name: "protected-mode", kind: boolParam, def: "yes", ptr: func(c *Config) any { return &c.ProtectedMode }},
-	{name: "requirepass", kind: stringParam, ptr: func(c *Config) any { return &c.RequirePass }},
+	{name: "requirepass", kind: stringParam, ptr: func(c *Config) any { return &c.RequirePass },
+		apply: func(s *Server, c Config) { setDefaultPassword(s.users, c.RequirePass) }},
 	{name: "proto-max-bulk-len", kind: memParam, min: 1 << 20, max: int64Max, def: "536870912", ptr: func(c *Config) any { return &c.ProtoMaxBulkLen }},
 	{name: "client-query-buffer-limit", kind: memParam, min: 1 << 20, max: int64Max, def: "1073741824", unused: "a command's arguments are bounded by proto-max-bulk-len"},
 	{name: "client-output-buffer-limit", kind: specialParam, def: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", flags: multiArg, set: (*Config).setOutputLimits, get: getOutputLimits,
@@ -282,9 +282,11 @@ var params = []param{
 	{name: "latency-tracking", kind: boolParam, def: "yes", ptr: func(c *Config) any { return &c.LatencyTracking }, apply: (*Server).applyOpsConfig},
 	{name: "latency-tracking-info-percentiles", kind: specialParam, def: "50 99 99.9", flags: multiArg, set: setPercentiles, get: getPercentiles},
 	{name: "tracking-table-max-keys", kind: intParam, max: int64Max, def: "1000000", unused: "basalt's tracking table holds what its clients read"},
-	{name: "acllog-max-len", kind: intParam, max: int64Max, def: "128", unused: notACL},
-	{name: "aclfile", kind: stringParam, flags: immutable, unused: notACL},
-	{name: "acl-pubsub-default", kind: enumParam, enum: []string{"allchannels", "resetchannels"}, def: "resetchannels", unused: notACL},
+	{name: "acllog-max-len", kind: intParam, max: intMax, def: "128", ptr: func(c *Config) any { return &c.ACLLogMaxLen },
+		apply: func(s *Server, c Config) { s.aclLog.Trim(c.ACLLogMaxLen) }},
+	{name: "aclfile", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.ACLFile }},
+	{name: "acl-pubsub-default", kind: enumParam, enum: []string{"allchannels", "resetchannels"}, def: "resetchannels", ptr: func(c *Config) any { return &c.ACLPubsubDefault },
+		apply: func(s *Server, c Config) { s.users.SetAllChannelsDefault(c.ACLPubsubDefault == "allchannels") }},
 
 	// TLS (Debian's redis-server is built with it).
 	{name: "tls-port", kind: intParam, max: 65535, def: "0", unused: notTLS},

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"crypto/subtle"
+	"basalt/internal/acl"
 	"strings"
 	"time"
 
@@ -69,6 +69,9 @@ var connCommands = map[string]connHandler{
 	"publish":      cmdPublish,
 	"spublish":     cmdSpublish,
 	"pubsub":       cmdPubsub,
+
+	// access control (acl_cmd.go)
+	"acl": cmdACL,
 }
 
 func init() {
@@ -129,42 +132,28 @@ func cmdSelect(c *Client, argv [][]byte) {
 	c.reply().OK()
 }
 
-// checkAuth reports whether user/pass match the default user's password.
-func (c *Client) checkAuth(user, pass []byte) bool {
-	want := c.srv.config().RequirePass
-	if string(user) != "default" {
-		return false
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
-}
-
 func (c *Client) setAuthed(ok bool) {
 	c.authed = ok
 	c.rd.Authenticated = ok
 }
 
+// AUTH [user] password; without a user, the default user's password.
 func cmdAuth(c *Client, argv [][]byte) {
 	if len(argv) > 3 {
 		c.reply().Error("ERR syntax error")
 		return
 	}
-	user, pass := []byte("default"), argv[1]
+	user, pass := []byte(acl.DefaultName), argv[1]
 	if len(argv) == 3 {
 		user, pass = argv[1], argv[2]
-	} else if c.srv.config().RequirePass == "" {
+	} else if u := c.srv.users.Default().User(); u.NoPass() {
 		c.reply().Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
-	if c.srv.config().RequirePass == "" && string(user) == "default" {
-		c.setAuthed(true) // the default user has no password: anything goes
-		c.reply().OK()
-		return
-	}
-	if !c.checkAuth(user, pass) {
+	if !c.authenticate(user, pass) {
 		c.reply().Error("WRONGPASS invalid username-password pair or user is disabled.")
 		return
 	}
-	c.setAuthed(true)
 	c.reply().OK()
 }
 
@@ -189,11 +178,10 @@ func cmdHello(c *Client, argv [][]byte) {
 		opt := strings.ToLower(string(argv[i]))
 		switch {
 		case opt == "auth" && i+2 < len(argv):
-			if !c.checkAuth(argv[i+1], argv[i+2]) && !(c.srv.config().RequirePass == "" && string(argv[i+1]) == "default") {
+			if !c.authenticate(argv[i+1], argv[i+2]) {
 				w.Error("WRONGPASS invalid username-password pair or user is disabled.")
 				return
 			}
-			c.setAuthed(true)
 			i += 2
 		case opt == "setname" && i+1 < len(argv):
 			name, setName = argv[i+1], true
@@ -264,7 +252,9 @@ func cmdReset(c *Client, argv [][]byte) {
 	empty := ""
 	c.name.Store(&empty)
 	c.replyOff, c.skipNext = false, false
-	c.setAuthed(c.srv.config().RequirePass == "")
+	c.user.Store(c.srv.users.Default())
+	c.authPass = nil
+	c.setAuthed(!c.srv.defaultNeedsAuth())
 	w.Simple("RESET")
 }
 

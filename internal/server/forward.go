@@ -1,6 +1,7 @@
 package server
 
 import (
+	"basalt/internal/acl"
 	"bufio"
 	"net"
 	"strconv"
@@ -27,7 +28,7 @@ import (
 
 // localCommands run on the node the client is connected to.
 var localCommands = map[string]bool{
-	"auth": true, "hello": true, "quit": true, "reset": true, "shutdown": true, "info": true, "config": true,
+	"auth": true, "hello": true, "acl": true, "quit": true, "reset": true, "shutdown": true, "info": true, "config": true,
 	"client": true, "debug": true, "raft": true, "role": true, "failover": true, "readonly": true, "readwrite": true,
 	"command": true, "lolwut": true, "ping": true, "echo": true, "time": true,
 	"save": true, "bgsave": true, "lastsave": true, "bgrewriteaof": true, // this node's backup (save.go)
@@ -250,6 +251,11 @@ func (c *Client) dialLeader(addr string) error {
 	u := &upstream{nc: nc, addr: addr, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10), proto: 2}
 	if pass := c.srv.config().RequirePass; pass != "" {
 		u.send([][]byte{[]byte("AUTH"), []byte(pass)})
+	}
+	if name := c.userName(); name != acl.DefaultName && c.authPass != nil {
+		// The same user on the leader, when it has it (ACL rules are per
+		// node: this node checked them already).
+		u.send([][]byte{[]byte("AUTH"), []byte(name), c.authPass})
 	}
 	if c.proto != 2 {
 		u.send([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))})

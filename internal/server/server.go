@@ -3,6 +3,7 @@
 package server
 
 import (
+	"basalt/internal/acl"
 	"fmt"
 	"net"
 	"os"
@@ -23,7 +24,10 @@ import (
 type Server struct {
 	mu  sync.Mutex
 	cfg Config
-	lns []net.Listener // listen.go
+	// users are the ACL users and aclLog the ACL LOG (acl_cmd.go).
+	users  *acl.Users
+	aclLog acl.Log
+	lns    []net.Listener // listen.go
 	// shards are the Raft groups this node serves (shards.go): one
 	// without cluster mode; with it, each serves the slots topo gives it,
 	// and slotShard maps each slot to its shard.
@@ -90,6 +94,10 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	users, err := newUsers(cfg)
+	if err != nil {
+		return nil, err
+	}
 	fds, err := planDescriptors(cfg)
 	if err != nil {
 		return nil, err
@@ -111,6 +119,7 @@ func New(cfg Config) (*Server, error) {
 	removeSaveLeftovers(cfg.Dir) // the stores' locks say no other basalt uses dir
 	s := &Server{
 		cfg:      cfg,
+		users:    users,
 		shards:   shards,
 		topo:     topo,
 		host:     host,
@@ -177,8 +186,8 @@ const errProtected = "-DENIED Redis is running in protected mode because protect
 // no password, only clients on loopback are served.
 func (s *Server) protectedRefuses(nc net.Conn) bool {
 	cfg := s.config()
-	if !cfg.ProtectedMode || cfg.RequirePass != "" {
-		return false
+	if !cfg.ProtectedMode || s.users.AnyPassword() {
+		return false // a password of any user lifts it, as in Redis
 	}
 	addr, ok := nc.RemoteAddr().(*net.TCPAddr)
 	return ok && !addr.IP.IsLoopback()

@@ -1,0 +1,498 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"basalt/internal/acl"
+	"basalt/internal/command"
+	"basalt/internal/num"
+)
+
+// The NOPERM replies of a command refused by the ACL (Redis's
+// processCommand), by reason.
+var nopermReplies = map[acl.Reason]string{
+	acl.DeniedKey:     "NOPERM this user has no permissions to access one of the keys used as arguments",
+	acl.DeniedChannel: "NOPERM this user has no permissions to access one of the channels used as arguments",
+}
+
+// user is the ACL user of the connection: its current rules, nil when the
+// user was deleted (the connection is being closed).
+func (c *Client) aclUser() *acl.User {
+	if h := c.user.Load(); h != nil {
+		return h.User()
+	}
+	return nil
+}
+
+func (c *Client) userName() string {
+	if h := c.user.Load(); h != nil {
+		return h.Name()
+	}
+	return acl.DefaultName
+}
+
+// aclRefuses is the ACL gate: it answers NOPERM, and logs the denial,
+// when the connection's user may not run kind with argv.
+func (c *Client) aclRefuses(kind *command.Command, argv [][]byte) bool {
+	u := c.aclUser()
+	if u == nil {
+		return c.refuse(kind, "NOPERM this user has no permissions to run the '"+kind.Name+"' command")
+	}
+	if u.Open() {
+		return false
+	}
+	d := u.Check(kind, argv)
+	if d.Reason == acl.Allowed {
+		return false
+	}
+	ctx := acl.TopLevel
+	if c.multi {
+		ctx = acl.Multi
+	}
+	c.logDenial(d, ctx, kind, argv)
+	msg, ok := nopermReplies[d.Reason]
+	if !ok {
+		msg = "NOPERM this user has no permissions to run the '" + kind.Name + "' command"
+	}
+	return c.refuse(kind, msg)
+}
+
+// logDenial adds a denial to the ACL LOG.
+func (c *Client) logDenial(d acl.Denial, ctx acl.Context, kind *command.Command, argv [][]byte) {
+	object := kind.Name
+	if d.Reason == acl.DeniedKey || d.Reason == acl.DeniedChannel {
+		object = string(argv[d.Arg])
+	}
+	c.srv.aclLog.Add(acl.Entry{Reason: d.Reason, Context: ctx, Object: object, Username: c.userName(),
+		Created: time.Now(), ClientInfo: c.infoLine()}, c.srv.config().ACLLogMaxLen)
+}
+
+// execDenial is the reply EXEC gives in place of a queued command the
+// user may no longer run (Redis's execCommand), or "".
+func (c *Client) execDenial(argv [][]byte) string {
+	u := c.aclUser()
+	cmd := command.Lookup(argv[0])
+	if u == nil || u.Open() || cmd == nil {
+		return ""
+	}
+	kind, errReply := checkArgs(cmd, argv)
+	if errReply != "" {
+		return ""
+	}
+	d := u.Check(kind, argv)
+	var reason string
+	switch d.Reason {
+	case acl.Allowed:
+		return ""
+	case acl.DeniedCommand:
+		reason = "no permission to execute the command or subcommand"
+	case acl.DeniedKey:
+		reason = "no permission to touch the specified keys"
+	default:
+		reason = "no permission to access one of the channels used as arguments"
+	}
+	c.logDenial(d, acl.Multi, kind, argv)
+	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: " + reason
+}
+
+// defaultNeedsAuth reports whether a new connection must AUTH: the
+// default user has passwords or is off (Redis's authRequired).
+func (s *Server) defaultNeedsAuth() bool {
+	u := s.users.Default().User()
+	return !u.Enabled() || !u.NoPass()
+}
+
+// authenticate makes the connection the user if pass is right, and logs
+// a failure (reason auth) as Redis does.
+func (c *Client) authenticate(user, pass []byte) bool {
+	h := c.srv.users.Authenticate(string(user), pass)
+	if h == nil {
+		ctx := acl.TopLevel
+		if c.multi {
+			ctx = acl.Multi
+		}
+		c.srv.aclLog.Add(acl.Entry{Reason: acl.DeniedAuth, Context: ctx, Object: "AUTH", Username: string(user),
+			Created: time.Now(), ClientInfo: c.infoLine()}, c.srv.config().ACLLogMaxLen)
+		return false
+	}
+	if h.Name() != c.userName() || c.up != nil && h.Name() != acl.DefaultName {
+		c.closeUpstream() // the leader's side of the client authenticates again
+	}
+	c.user.Store(h)
+	c.authPass = append([]byte(nil), pass...)
+	c.setAuthed(true)
+	return true
+}
+
+// newUsers makes the users at startup: requirepass sets the default
+// user's password, then the "user" directives or the ACL file apply.
+func newUsers(cfg Config) (*acl.Users, error) {
+	users := acl.NewUsers()
+	users.SetAllChannelsDefault(cfg.ACLPubsubDefault == "allchannels")
+	setDefaultPassword(users, cfg.RequirePass)
+	if cfg.ACLFile != "" && len(cfg.Users) > 0 {
+		return nil, errUsersAndFile
+	}
+	defs := cfg.Users
+	if cfg.ACLFile != "" {
+		text, err := os.ReadFile(cfg.ACLFile)
+		if err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+		if defs, err = acl.ParseFile(string(text)); err != nil {
+			return nil, fmt.Errorf("aclfile %s: %v", cfg.ACLFile, err)
+		}
+	}
+	_, err := users.Reset(defs)
+	return users, err
+}
+
+type configError string
+
+func (e configError) Error() string { return string(e) }
+
+const errUsersAndFile = configError("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.")
+
+// setDefaultPassword is requirepass: the default user's only password, or
+// nopass when empty.
+func setDefaultPassword(users *acl.Users, pass string) {
+	rules := []string{"resetpass", "nopass"}
+	if pass != "" {
+		rules = []string{"resetpass", ">" + pass}
+	}
+	if _, _, err := users.SetUser(acl.DefaultName, rules); err != nil {
+		slog.Error("requirepass", "err", err)
+	}
+}
+
+// dropUserClients closes the connections of users deleted or changed by
+// ACL DELUSER or LOAD, as Redis 7.0 does (except the one running the
+// command, which is closed after its reply).
+func (c *Client) dropUserClients(handles []*acl.Handle) {
+	for _, o := range c.srv.clientsByID() {
+		for _, h := range handles {
+			if o.user.Load() == h {
+				c.kill(o)
+			}
+		}
+	}
+}
+
+// dropRevokedSubscribers closes the connections of a user whose channel
+// permissions no longer cover their subscriptions (Redis's
+// ACLKillPubsubClientsIfNeeded).
+func (c *Client) dropRevokedSubscribers(h *acl.Handle, u *acl.User) {
+	for _, o := range c.srv.clientsByID() {
+		if o.user.Load() != h || o.sub == nil {
+			continue
+		}
+		if !c.srv.subscriptionsAllowed(o, u) {
+			c.kill(o)
+		}
+	}
+}
+
+// subscriptionsAllowed reports whether u may keep every subscription of o.
+func (s *Server) subscriptionsAllowed(o *Client, u *acl.User) bool {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	for k, names := range o.sub.names {
+		for name := range names {
+			if !u.CheckChannel(name, k == kindPattern) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+var aclHelp = []string{
+	"CAT [<category>]",
+	"    List all commands that belong to <category>, or all command categories",
+	"    when no category is specified.",
+	"DELUSER <username> [<username> ...]",
+	"    Delete a list of users.",
+	"DRYRUN <username> <command> [<arg> ...]",
+	"    Returns whether the user can execute the given command without executing the command.",
+	"GETUSER <username>",
+	"    Get the user's details.",
+	"GENPASS [<bits>]",
+	"    Generate a secure 256-bit user password. The optional `bits` argument can",
+	"    be used to specify a different size.",
+	"LIST",
+	"    Show users details in config file format.",
+	"LOAD",
+	"    Reload users from the ACL file.",
+	"LOG [<count> | RESET]",
+	"    Show the ACL log entries.",
+	"SAVE",
+	"    Save the current config to the ACL file.",
+	"SETUSER <username> <attribute> [<attribute> ...]",
+	"    Create or modify a user with the specified attributes.",
+	"USERS",
+	"    List all the registered usernames.",
+	"WHOAMI",
+	"    Return the current connection username.",
+}
+
+// aclSubcommands run ACL's subcommands; the table checked their arity.
+var aclSubcommands = map[string]func(c *Client, argv [][]byte){
+	"setuser": aclSetUser,
+	"getuser": aclGetUser,
+	"deluser": aclDelUser,
+	"list":    func(c *Client, _ [][]byte) { c.reply().BulkStrings(c.srv.users.List()) },
+	"users":   func(c *Client, _ [][]byte) { c.reply().BulkStrings(c.srv.users.Names()) },
+	"whoami":  func(c *Client, _ [][]byte) { c.reply().BulkString(c.userName()) },
+	"cat":     aclCat,
+	"genpass": aclGenPass,
+	"log":     aclLog,
+	"load":    aclLoad,
+	"save":    aclSave,
+	"dryrun":  aclDryRun,
+	"help": func(c *Client, _ [][]byte) {
+		command.HelpReply(c.reply(), append([]string{"ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}, aclHelp...))
+	},
+}
+
+func cmdACL(c *Client, argv [][]byte) {
+	aclSubcommands[strings.ToLower(string(argv[1]))](c, argv)
+}
+
+func aclSetUser(c *Client, argv [][]byte) {
+	rules := make([]string, len(argv)-3)
+	for i, a := range argv[3:] {
+		rules[i] = string(a)
+	}
+	name := string(argv[2])
+	before, after, err := c.srv.users.SetUser(name, rules)
+	if err != nil {
+		c.reply().Error("ERR " + err.Error())
+		return
+	}
+	if before != nil {
+		c.dropRevokedSubscribers(c.srv.users.Get(name), after)
+	}
+	c.reply().OK()
+}
+
+func aclGetUser(c *Client, argv [][]byte) {
+	w := c.reply()
+	h := c.srv.users.Get(string(argv[2]))
+	if h == nil || h.User() == nil {
+		w.Null()
+		return
+	}
+	u := h.User()
+	w.MapLen(6)
+	w.BulkString("flags")
+	w.SetLen(len(u.Flags()))
+	for _, f := range u.Flags() {
+		w.BulkString(f)
+	}
+	w.BulkString("passwords")
+	w.BulkStrings(u.Passwords())
+	writeSelector(w, u.Root())
+	w.BulkString("selectors")
+	w.ArrayLen(len(u.Selectors()))
+	for _, s := range u.Selectors() {
+		w.MapLen(3)
+		writeSelector(w, s)
+	}
+}
+
+func writeSelector(w interface {
+	BulkString(string)
+}, s *acl.Selector) {
+	w.BulkString("commands")
+	w.BulkString(s.CommandsString())
+	w.BulkString("keys")
+	w.BulkString(s.KeysString())
+	w.BulkString("channels")
+	w.BulkString(s.ChannelsString())
+}
+
+func aclDelUser(c *Client, argv [][]byte) {
+	names := make([]string, len(argv)-2)
+	for i, a := range argv[2:] {
+		names[i] = string(a)
+	}
+	gone, err := c.srv.users.Delete(names)
+	if err != nil {
+		c.reply().Error("ERR " + err.Error())
+		return
+	}
+	c.reply().Int(int64(len(gone)))
+	c.dropUserClients(gone)
+}
+
+func aclCat(c *Client, argv [][]byte) {
+	if len(argv) == 2 {
+		c.reply().BulkStrings(acl.Categories)
+		return
+	}
+	if len(argv) > 3 {
+		c.reply().Error(command.WrongArity("acl|cat"))
+		return
+	}
+	cat, ok := acl.IsCategory(string(argv[2]))
+	if !ok {
+		c.reply().Error("ERR Unknown category '" + truncate(string(argv[2]), 128) + "'")
+		return
+	}
+	c.reply().BulkStrings(acl.CommandsIn(cat))
+}
+
+const genpassMaxBits = 4096
+
+func aclGenPass(c *Client, argv [][]byte) {
+	bits := int64(256)
+	if len(argv) > 3 {
+		c.reply().Error(command.WrongArity("acl|genpass"))
+		return
+	}
+	if len(argv) == 3 {
+		n, ok := num.ParseInt(argv[2])
+		if !ok {
+			c.reply().Error(command.ErrNotInt)
+			return
+		}
+		bits = n
+	}
+	if bits <= 0 || bits > genpassMaxBits {
+		c.reply().Error("ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to " + strconv.Itoa(genpassMaxBits))
+		return
+	}
+	chars := (bits + 3) / 4
+	buf := make([]byte, (chars+1)/2)
+	rand.Read(buf)
+	c.reply().BulkString(hex.EncodeToString(buf)[:chars])
+}
+
+func aclLog(c *Client, argv [][]byte) {
+	w := c.reply()
+	count := int64(10)
+	if len(argv) > 3 {
+		w.Error(command.WrongArity("acl|log"))
+		return
+	}
+	if len(argv) == 3 {
+		if strings.EqualFold(string(argv[2]), "reset") {
+			c.srv.aclLog.Reset()
+			w.OK()
+			return
+		}
+		n, ok := num.ParseInt(argv[2])
+		if !ok {
+			w.Error(command.ErrNotInt)
+			return
+		}
+		count = max(n, 0)
+	}
+	now := time.Now()
+	entries := c.srv.aclLog.Entries(int(min(count, 1<<20)))
+	w.ArrayLen(len(entries))
+	for _, e := range entries {
+		w.MapLen(7)
+		w.BulkString("count")
+		w.Int(int64(e.Count))
+		w.BulkString("reason")
+		w.BulkString(e.Reason.String())
+		w.BulkString("context")
+		w.BulkString(string(e.Context))
+		w.BulkString("object")
+		w.BulkString(e.Object)
+		w.BulkString("username")
+		w.BulkString(e.Username)
+		w.BulkString("age-seconds")
+		w.Double(float64(now.Sub(e.Created).Milliseconds()) / 1000)
+		w.BulkString("client-info")
+		w.BulkString(e.ClientInfo)
+	}
+}
+
+const errNoACLFile = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
+
+func aclLoad(c *Client, argv [][]byte) {
+	file := c.srv.config().ACLFile
+	if file == "" {
+		c.reply().Error(errNoACLFile)
+		return
+	}
+	text, err := os.ReadFile(file)
+	if err != nil {
+		c.reply().Error("ERR Error loading ACLs, opening file '" + file + "': " + err.Error())
+		return
+	}
+	defs, err := acl.ParseFile(string(text))
+	var changed []*acl.Handle
+	if err == nil {
+		changed, err = c.srv.users.Reset(defs)
+	}
+	if err != nil {
+		c.reply().Error("ERR " + err.Error())
+		return
+	}
+	c.reply().OK()
+	c.dropUserClients(changed)
+}
+
+func aclSave(c *Client, argv [][]byte) {
+	file := c.srv.config().ACLFile
+	if file == "" {
+		c.reply().Error(errNoACLFile)
+		return
+	}
+	// Written beside the file and renamed over it: a crash leaves the
+	// old file or the new one, as Redis does.
+	tmp := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".tmp")
+	err := os.WriteFile(tmp, []byte(c.srv.users.File()), 0o600)
+	if err == nil {
+		err = os.Rename(tmp, file)
+	}
+	if err != nil {
+		slog.Error("ACL SAVE", "file", file, "err", err)
+		c.reply().Error("ERR There was an error trying to save the ACLs. Please check the server logs for more information")
+		return
+	}
+	c.reply().OK()
+}
+
+func aclDryRun(c *Client, argv [][]byte) {
+	w := c.reply()
+	h := c.srv.users.Get(string(argv[2]))
+	if h == nil || h.User() == nil {
+		w.Error("ERR User '" + string(argv[2]) + "' not found")
+		return
+	}
+	args := argv[3:]
+	cmd := command.Lookup(args[0])
+	if cmd != nil && len(cmd.Subcommands) > 0 && len(args) > 1 {
+		cmd = cmd.Subcommand(args[1])
+	}
+	if cmd == nil {
+		w.Error("ERR Command '" + string(args[0]) + "' not found")
+		return
+	}
+	if !cmd.ArityOK(len(args)) {
+		w.Error("ERR wrong number of arguments for '" + cmd.Name + "' command")
+		return
+	}
+	switch d := h.User().Check(cmd, args); d.Reason {
+	case acl.Allowed:
+		w.OK()
+	case acl.DeniedCommand:
+		w.BulkString("This user has no permissions to run the '" + cmd.Name + "' command")
+	case acl.DeniedKey:
+		w.BulkString("This user has no permissions to access the '" + string(args[d.Arg]) + "' key")
+	default:
+		w.BulkString("This user has no permissions to access the '" + string(args[d.Arg]) + "' channel")
+	}
+}
