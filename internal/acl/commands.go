@@ -79,7 +79,13 @@ func lookup(name string) *command.Command {
 	return cmd.Subcommand([]byte(sub))
 }
 
-func inCategory(c *command.Command, cat string) bool { return slices.Contains(c.Categories, cat) }
+// inCategory reports whether an ACL category holds c. Modules' commands
+// (RedisJSON's) are in none, as Redis 7.0 has them: only +@all or their
+// names allow them, and ACL LIST describes rules as Redis without the
+// module does.
+func inCategory(c *command.Command, cat string) bool {
+	return c.Group != "module" && slices.Contains(c.Categories, cat)
+}
 
 // CommandsIn lists the commands of a category, subcommands after their
 // parent, for ACL CAT.

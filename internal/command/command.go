@@ -196,6 +196,24 @@ type Ctx struct {
 	live bool
 	// script: run by a script's redis.call (Redis's CLIENT_SCRIPT).
 	script bool
+	// ACL is the rules of the user whose script runs (shard.Record.ACL;
+	// "": any command), for a read-only script that has no record.
+	ACL string
+}
+
+// ScriptACL checks a script's redis.call against its user's rules
+// (Record.ACL): it returns the error of a refused call, or "". live says
+// the leader runs it for a client now (a denial is logged). The server
+// sets it; the ACL package knows the command table and this one does not
+// know it.
+var ScriptACL func(rules string, cmd *Command, argv [][]byte, live bool) string
+
+// acl is the rules the script's calls are checked against.
+func (c *Ctx) acl() string {
+	if c.rec != nil {
+		return c.rec.ACL
+	}
+	return c.ACL
 }
 
 // MayBlock reports whether a blocking command that finds nothing should

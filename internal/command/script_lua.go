@@ -828,11 +828,14 @@ func (e *luaEnv) exec(argv [][]byte) string {
 		}
 		flags |= sub.Flags
 	}
+	if flags&NoScript != 0 || cmd.Run == nil && cmd.Name != "select" && cmd.Name != "publish" {
+		return "This Redis command is not allowed from script"
+	}
+	if msg := e.checkACL(cmd, argv); msg != "" {
+		return msg
+	}
 	if cmd.Name == "publish" {
 		return e.publish(argv)
-	}
-	if flags&NoScript != 0 || cmd.Run == nil && cmd.Name != "select" {
-		return "This Redis command is not allowed from script"
 	}
 	if cmd.IsWrite() && (e.readOnly || !e.c.Tx.Writable()) {
 		return "Write commands are not allowed from read-only scripts."
@@ -1100,11 +1103,33 @@ func (e *luaEnv) aclCheckCmd(L *lua.LState) int {
 	if msg != "" {
 		raise(L, msg)
 	}
-	if Lookup(argv[0]) == nil {
+	cmd := Lookup(argv[0])
+	if cmd == nil {
 		raise(L, "Invalid command passed to redis.acl_check_cmd()")
 	}
-	L.Push(lua.LTrue) // the default user may run everything
+	if len(cmd.Subcommands) > 0 && len(argv) > 1 {
+		if sub := cmd.Subcommand(argv[1]); sub != nil {
+			cmd = sub
+		}
+	}
+	if !cmd.ArityOK(len(argv)) {
+		raise(L, "Invalid number of arguments")
+	}
+	rules := e.c.acl()
+	L.Push(lua.LBool(rules == "" || ScriptACL == nil || ScriptACL(rules, cmd, argv, false) == ""))
 	return 1
+}
+
+// checkACL refuses a call the script's user may not make.
+func (e *luaEnv) checkACL(cmd *Command, argv [][]byte) string {
+	rules := e.c.acl()
+	if rules == "" || ScriptACL == nil {
+		return ""
+	}
+	if len(cmd.Subcommands) > 0 && len(argv) > 1 {
+		cmd = cmd.Subcommand(argv[1])
+	}
+	return ScriptACL(rules, cmd, argv, e.c.live || e.c.rec == nil)
 }
 
 // checkSlots is Redis Cluster's rule for a script's calls

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"basalt/internal/acl"
@@ -101,6 +103,99 @@ func (c *Client) execDenial(argv [][]byte) string {
 	}
 	c.logDenial(d, acl.Multi, kind, argv)
 	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: " + reason
+}
+
+// deniedPlaceholder stands in an EXEC's record for a queued command the
+// ACL refuses at EXEC: a connection command, so the record applies
+// nothing for it and the connection writes its NOPERM in its place.
+var deniedPlaceholder = [][]byte{[]byte("acl"), []byte("whoami")}
+
+// execDenials checks the queued commands again at EXEC, as Redis does,
+// replaces the refused ones by deniedPlaceholder and returns their
+// replies by position.
+func (c *Client) execDenials(queued [][][]byte) map[int]string {
+	var denied map[int]string
+	for i, q := range queued {
+		if msg := c.execDenial(q); msg != "" {
+			if denied == nil {
+				denied = map[int]string{}
+			}
+			denied[i] = msg
+			queued[i] = deniedPlaceholder
+		}
+	}
+	return denied
+}
+
+// scriptACL is the rules a client's script runs with (shard.Record.ACL):
+// "" when its user may run anything.
+func (c *Client) scriptACL() string {
+	u := c.aclUser()
+	if u == nil || u.Open() {
+		return ""
+	}
+	return "user " + u.Name + " " + u.Describe()
+}
+
+// scriptACLFor is scriptACL for a transaction: only one with a script
+// needs the rules.
+func (c *Client) scriptACLFor(queued [][][]byte) string {
+	for _, q := range queued {
+		if cmd := command.Lookup(q[0]); cmd != nil && cmd.Flags&command.Script != 0 {
+			return c.scriptACL()
+		}
+	}
+	return ""
+}
+
+// scriptUsers caches the users parsed from records' rules: a script's
+// calls each check theirs.
+var scriptUsers sync.Map // rules → *acl.User
+
+const scriptUsersMax = 1024
+
+// scriptACL checks a script's redis.call (command.ScriptACL), with Redis's
+// error texts; live denials go to the ACL LOG.
+func (s *Server) scriptACL(rules string, cmd *command.Command, argv [][]byte, live bool) string {
+	v, ok := scriptUsers.Load(rules)
+	if !ok {
+		defs, err := acl.ParseFile(rules)
+		var u *acl.User
+		if err == nil && len(defs) == 1 {
+			u, err = acl.Edit(nil, defs[0].Name, defs[0].Rules, false)
+		}
+		if err != nil || u == nil {
+			return "The user executing the script can't run this command or subcommand"
+		}
+		if n := scriptUsersLen.Add(1); n > scriptUsersMax { // users come and go: start again
+			scriptUsers.Clear()
+			scriptUsersLen.Store(1)
+		}
+		v, _ = scriptUsers.LoadOrStore(rules, u)
+	}
+	u := v.(*acl.User)
+	d := u.Check(cmd, argv)
+	if d.Reason == acl.Allowed {
+		return ""
+	}
+	if live {
+		object := cmd.Name
+		if d.Reason == acl.DeniedKey || d.Reason == acl.DeniedChannel {
+			object = string(argv[d.Arg])
+		}
+		s.aclLog.Add(acl.Entry{Reason: d.Reason, Context: acl.Lua, Object: object, Username: u.Name,
+			Created: time.Now()}, s.config().ACLLogMaxLen)
+	}
+	return "The user executing the script " + scriptDenials[d.Reason]
+}
+
+var scriptUsersLen atomic.Int64
+
+// scriptDenials are Redis's getAclErrorMessage texts.
+var scriptDenials = map[acl.Reason]string{
+	acl.DeniedCommand: "can't run this command or subcommand",
+	acl.DeniedKey:     "can't access at least one of the keys mentioned in the command arguments",
+	acl.DeniedChannel: "can't publish to the channel mentioned in the command",
 }
 
 // defaultNeedsAuth reports whether a new connection must AUTH: the

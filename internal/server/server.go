@@ -145,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 	command.ScriptCallHook = s.scriptCalled
 	command.PublishReceivers = s.hub.receivers
 	command.ScriptRefusedHook = s.scriptRefused
+	command.ScriptACL = s.scriptACL
 	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup
 	return s, nil
 }

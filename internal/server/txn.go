@@ -62,6 +62,7 @@ func cmdExec(c *Client, argv [][]byte) {
 		return
 	}
 	queued, watched := command.ResolveQueued(c.queued), c.watching
+	denied := c.execDenials(queued)
 	c.execDB = c.db
 	if c.track != nil {
 		for _, q := range queued {
@@ -79,7 +80,7 @@ func cmdExec(c *Client, argv [][]byte) {
 		c.holdForExec()
 	}
 	p := getProposal(c)
-	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: queued, Watch: watched}
+	p.Rec = shard.Record{Kind: shard.KindExec, DB: c.db, Cmds: queued, Watch: watched, ACL: c.scriptACLFor(queued)}
 	err := c.proposeHere(p)
 	withdrawn := err == nil && !c.await(p)
 	// Unregister only now: until the record was applied, the apply loop had
@@ -109,7 +110,7 @@ func cmdExec(c *Client, argv [][]byte) {
 			}
 		}
 	}
-	c.spliceConnReplies(w, p.W.Bytes(), queued, &p.Rec)
+	c.spliceConnReplies(w, p.W.Bytes(), queued, &p.Rec, denied)
 }
 
 // spliceConnReplies copies an EXEC reply to w, running the queued
@@ -117,12 +118,12 @@ func cmdExec(c *Client, argv [][]byte) {
 // apply loop left for them (rec.ConnAt). A PUBLISH that went through the
 // log with the record (in a cluster) answers the count its commit left in
 // rec.Receivers; the others (on a lone node) publish now.
-func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, rec *shard.Record) {
+func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, rec *shard.Record, denied map[int]string) {
 	prev := 0
 	slot, published := 0, 0
 	c.inExec = true
 	defer func() { c.inExec = false }()
-	for _, q := range queued {
+	for i, q := range queued {
 		cmd := command.Lookup(q[0])
 		if cmd.Flags&command.Conn == 0 || cmd.Name == "select" {
 			continue
@@ -131,6 +132,10 @@ func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]by
 		w.Raw(reply[prev:at])
 		prev = at
 		slot++
+		if msg, ok := denied[i]; ok {
+			w.Error(msg)
+			continue
+		}
 		if ch, msg, _, ok := command.PublishArgs(q); ok {
 			if published < len(rec.Receivers) {
 				w.Int(int64(rec.Receivers[published]))

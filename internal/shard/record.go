@@ -56,6 +56,11 @@ type Record struct {
 	// and a follower or a replay answers the scripts the same counts. Logged
 	// (only when not empty, so other records keep their form).
 	Published []int64
+	// ACL is the rules (ACL LIST's form) of the user whose script the
+	// record runs, when that user may not run everything: each redis.call
+	// is checked against them, so every replica refuses the same calls.
+	// Logged only when set.
+	ACL string
 }
 
 // WatchKey is a key an EXEC is conditional on: Index is the applied index
@@ -109,11 +114,15 @@ func (r *Record) Marshal(buf []byte) []byte {
 		}
 		buf = append(buf, state)
 	}
-	if len(r.Published) > 0 {
+	if len(r.Published) > 0 || r.ACL != "" {
 		buf = binary.AppendUvarint(buf, uint64(len(r.Published)))
 		for _, n := range r.Published {
 			buf = binary.AppendVarint(buf, n)
 		}
+	}
+	if r.ACL != "" {
+		buf = binary.AppendUvarint(buf, uint64(len(r.ACL)))
+		buf = append(buf, r.ACL...)
 	}
 	return buf
 }
@@ -149,6 +158,9 @@ func Unmarshal(data []byte) (*Record, error) {
 		for i := range r.Published {
 			r.Published[i] = d.varint()
 		}
+	}
+	if len(d.b) > 0 {
+		r.ACL = string(d.bytes())
 	}
 	if d.err != nil || len(d.b) != 0 {
 		return nil, errBadRecord
