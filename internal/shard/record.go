@@ -160,7 +160,9 @@ func Unmarshal(data []byte) (*Record, error) {
 		}
 	}
 	if len(d.b) > 0 {
-		r.ACL = string(d.bytes())
+		if r.ACL = string(d.bytes()); r.ACL == "" {
+			d.fail() // written only when set
+		}
 	}
 	if d.err != nil || len(d.b) != 0 {
 		return nil, errBadRecord

@@ -33,3 +33,18 @@ func TestRecordPublished(t *testing.T) {
 		t.Fatal("trailing byte accepted")
 	}
 }
+
+// Record.ACL follows the published counts (none, when no script
+// published) and is logged only when set.
+func TestRecordACL(t *testing.T) {
+	for _, published := range [][]int64{nil, {3}} {
+		rec := Record{Kind: KindCommand, Cmds: [][][]byte{{[]byte("EVAL"), []byte("x"), []byte("0")}}, Published: published, ACL: "user u on nopass -@all +get"}
+		got, err := Unmarshal(rec.Marshal(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ACL != rec.ACL || !slices.Equal(got.Published, published) {
+			t.Fatalf("got ACL %q, Published %v; want %q, %v", got.ACL, got.Published, rec.ACL, published)
+		}
+	}
+}
