@@ -18,7 +18,6 @@ var (
 	errNoSuchPassword   = errors.New("The password you are trying to remove from the user does not exist")
 	errBadHash          = errors.New("The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters")
 	errFirstArgOfSub    = errors.New("Allowing first-arg of a subcommand is not supported")
-	errDuplicateUser    = errors.New("Duplicate user found. A user can only be defined once in config files")
 )
 
 // User is a set of credentials and selectors. A User is not changed once
@@ -235,6 +234,17 @@ func mergeSelectors(ops []string) ([]string, error) {
 	return out, nil
 }
 
+// RuleError is a rule that failed, and why.
+type RuleError struct {
+	Rule string
+	Err  error
+}
+
+// Error is ACL SETUSER's text.
+func (e *RuleError) Error() string {
+	return "Error in ACL SETUSER modifier '" + e.Rule + "': " + e.Err.Error()
+}
+
 // Edit returns a copy of u (a new user named name if u is nil) with the
 // rules applied; an error names the rule that failed, as ACL SETUSER says
 // it, and nothing is applied.
@@ -250,7 +260,7 @@ func Edit(u *User, name string, rules []string, allChannels bool) (*User, error)
 	}
 	for _, op := range ops {
 		if err := u.apply(op, allChannels); err != nil {
-			return nil, errors.New("Error in ACL SETUSER modifier '" + op + "': " + err.Error())
+			return nil, &RuleError{op, err}
 		}
 	}
 	u.open = u.selectors[0].unrestricted()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,41 +151,29 @@ type Definition struct {
 	Rules []string
 }
 
-// Build checks definitions and makes the users they describe, as ACL LOAD
-// does: the default user is reset first if the definitions name it, and
-// kept as it is if not. Nothing changes on error.
-func (us *Users) build(defs []Definition) (map[string]*User, error) {
+// Reset replaces every user by the definitions ("user" directives at
+// startup): users not defined are deleted, and the default user, when not
+// defined, stays as it is. It returns the handles deleted or redefined,
+// whose connections must be closed (the default user's stay).
+func (us *Users) Reset(defs []Definition) ([]*Handle, error) {
 	users := map[string]*User{}
 	for _, d := range defs {
-		if _, dup := users[d.Name]; dup {
-			return nil, errors.New("'" + d.Name + "': " + errDuplicateUser.Error())
-		}
-		if hasSpaces(d.Name) {
-			return nil, errors.New("Usernames can't contain spaces or null characters")
-		}
 		u, err := Edit(nil, d.Name, d.Rules, us.allChannels.Load())
 		if err != nil {
 			return nil, err
 		}
 		users[d.Name] = u
 	}
-	return users, nil
+	return us.replace(users, false), nil
 }
 
-// Reset replaces every user by the definitions (ACL LOAD, the "user"
-// directives at startup): users not defined are deleted, and the default
-// user, when not defined, is kept as it is (or created, the first time).
-// It returns the handles deleted or changed, whose connections must be
-// checked.
-func (us *Users) Reset(defs []Definition) (changed []*Handle, err error) {
-	users, err := us.build(defs)
-	if err != nil {
-		return nil, err
-	}
+// replace installs users; the default user, when missing, is kept or
+// (fresh) made anew.
+func (us *Users) replace(users map[string]*User, fresh bool) (changed []*Handle) {
 	us.mu.Lock()
 	defer us.mu.Unlock()
 	if users[DefaultName] == nil {
-		if h := us.handles[DefaultName]; h != nil {
+		if h := us.handles[DefaultName]; h != nil && !fresh {
 			users[DefaultName] = h.User()
 		} else {
 			users[DefaultName] = defaultUser()
@@ -202,42 +191,56 @@ func (us *Users) Reset(defs []Definition) (changed []*Handle, err error) {
 		if h == nil {
 			h = &Handle{name: name}
 			us.handles[name] = h
-		} else if h.User() != u {
+		} else if name != DefaultName {
 			changed = append(changed, h)
 		}
 		h.user.Store(u)
 	}
-	return changed, nil
+	return changed
 }
 
-// ParseFile parses an ACL file: one "user <name> <rules...>" a line,
-// blank lines and # comments skipped. Errors name the line as Redis does.
-func ParseFile(text string) ([]Definition, error) {
-	var defs []Definition
-	var errs []string
+// LoadFile replaces every user by those of an ACL file (ACL LOAD, aclfile
+// at startup): "user <name> <rules...>" lines, blank lines skipped. The
+// default user, when the file does not define it, is made anew, as Redis
+// does. Errors name the file and line as Redis's do, and change nothing.
+// It returns the handles whose connections must be closed.
+func (us *Users) LoadFile(file, text string) ([]*Handle, error) {
+	users := map[string]*User{}
+	seen := map[string]bool{} // a user whose rules fail is still defined
+	var errs strings.Builder
 	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
+		at := file + ":" + strconv.Itoa(i+1)
+		line = strings.Trim(line, " \t\r\n")
+		if line == "" {
 			continue
 		}
-		f := splitArgs(line)
-		if len(f) < 2 || f[0] != "user" {
-			errs = append(errs, "/"+itoa(i+1)+": line should start with user keyword")
+		f := strings.Fields(line)
+		switch {
+		case f[0] != "user" || len(f) < 2:
+			errs.WriteString(at + " should start with user keyword followed by the username. ")
+			continue
+		case seen[f[1]]:
+			errs.WriteString("WARNING: Duplicate user '" + f[1] + "' found on line " + strconv.Itoa(i+1) + ". ")
 			continue
 		}
-		defs = append(defs, Definition{f[1], f[2:]})
+		seen[f[1]] = true
+		u, err := Edit(nil, f[1], f[2:], us.allChannels.Load())
+		var re *RuleError
+		switch {
+		case errors.As(err, &re) && re.Err == errUnknownCommand:
+			errs.WriteString(at + ": Error in applying operation '" + re.Rule + "': " + re.Err.Error() + ". ")
+		case errors.As(err, &re):
+			errs.WriteString(at + ": " + re.Err.Error() + ". ")
+		case err != nil:
+			errs.WriteString(at + ": Unmatched parenthesis in selector definition.")
+		default:
+			users[f[1]] = u
+		}
 	}
-	if errs != nil {
-		return nil, errors.New(strings.Join(errs, " "))
+	if errs.Len() > 0 {
+		return nil, errors.New(errs.String() + "WARNING: ACL errors detected, no change to the previously active ACL rules was performed")
 	}
-	return defs, nil
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
+	return us.replace(users, true), nil
 }
 
 // File is the users as ACL SAVE writes them: ACL LIST's lines.

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"basalt/internal/acl"
@@ -105,6 +107,16 @@ func (c *Client) execDenial(argv [][]byte) string {
 	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: " + reason
 }
 
+// strerror is an error as C's strerror words it ("No such file or directory").
+func strerror(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		msg := errno.Error()
+		return strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return err.Error()
+}
+
 // deniedPlaceholder stands in an EXEC's record for a queued command the
 // ACL refuses at EXEC: a connection command, so the record applies
 // nothing for it and the connection writes its NOPERM in its place.
@@ -159,10 +171,11 @@ const scriptUsersMax = 1024
 func (s *Server) scriptACL(rules string, cmd *command.Command, argv [][]byte, live bool) string {
 	v, ok := scriptUsers.Load(rules)
 	if !ok {
-		defs, err := acl.ParseFile(rules)
 		var u *acl.User
-		if err == nil && len(defs) == 1 {
-			u, err = acl.Edit(nil, defs[0].Name, defs[0].Rules, false)
+		f := strings.Fields(rules) // "user <name> <rules...>"
+		var err error
+		if len(f) >= 2 {
+			u, err = acl.Edit(nil, f[1], f[2:], false)
 		}
 		if err != nil || u == nil {
 			return "The user executing the script can't run this command or subcommand"
@@ -236,18 +249,18 @@ func newUsers(cfg Config) (*acl.Users, error) {
 	if cfg.ACLFile != "" && len(cfg.Users) > 0 {
 		return nil, errUsersAndFile
 	}
-	defs := cfg.Users
-	if cfg.ACLFile != "" {
-		text, err := os.ReadFile(cfg.ACLFile)
-		if err != nil && !os.IsNotExist(err) {
-			return nil, err
-		}
-		if defs, err = acl.ParseFile(string(text)); err != nil {
-			return nil, fmt.Errorf("aclfile %s: %v", cfg.ACLFile, err)
-		}
+	if cfg.ACLFile == "" {
+		_, err := users.Reset(cfg.Users)
+		return users, err
 	}
-	_, err := users.Reset(defs)
-	return users, err
+	text, err := os.ReadFile(cfg.ACLFile)
+	if err == nil {
+		_, err = users.LoadFile(cfg.ACLFile, string(text))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("Aborting Redis startup because of ACL errors: %v", err)
+	}
+	return users, nil
 }
 
 type configError string
@@ -523,14 +536,10 @@ func aclLoad(c *Client, argv [][]byte) {
 	}
 	text, err := os.ReadFile(file)
 	if err != nil {
-		c.reply().Error("ERR Error loading ACLs, opening file '" + file + "': " + err.Error())
+		c.reply().Error("ERR Error loading ACLs, opening file '" + file + "': " + strerror(err))
 		return
 	}
-	defs, err := acl.ParseFile(string(text))
-	var changed []*acl.Handle
-	if err == nil {
-		changed, err = c.srv.users.Reset(defs)
-	}
+	changed, err := c.srv.users.LoadFile(file, string(text))
 	if err != nil {
 		c.reply().Error("ERR " + err.Error())
 		return

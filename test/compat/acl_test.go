@@ -1,6 +1,9 @@
 package compat
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -270,5 +273,78 @@ func doTokens(t *testing.T, d *testutil.Diff, args ...string) {
 	want, got := d.DoBoth(args...)
 	if err := testutil.Compare(args, tokenSorted(want), tokenSorted(got)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestACLFileDiff: aclfile at startup, ACL SAVE and ACL LOAD, and their
+// errors, against redis-server.
+func TestACLFileDiff(t *testing.T) {
+	files := make([]string, 2)
+	for i := range files {
+		files[i] = filepath.Join(t.TempDir(), "users.acl")
+		if err := os.WriteFile(files[i], []byte("user default on nopass ~* &* +@all\nuser ops on >pw ~* resetchannels -@all +@read\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	redis := testutil.StartRedis(t, "--aclfile", files[0])
+	basalt := testutil.StartBasalt(t, "", "--aclfile", files[1])
+	d := testutil.NewDiff(t, redis.Addr, basalt.Addr)
+	d.Run(`
+ACL USERS
+ACL GETUSER ops
+ACL SETUSER extra on nopass +ping
+ACL SAVE
+ACL DELUSER extra
+ACL LOAD
+ACL USERS
+ACL GETUSER extra
+`)
+	ops := userDiff(t, redis, basalt, "ops", "pw")
+	ops.Do("GET", "x")
+	for i, text := range []string{
+		"user default on nopass ~* &* +@all\nbogus line\nuser a +nosuch\nuser b #xyz\nuser a on\n",
+		"user ops on >pw2 +@all\n", // default made anew, ops reconnects
+	} {
+		for _, f := range files {
+			if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, got := d.DoBoth("ACL", "LOAD")
+		// The messages name each server's own file.
+		if g := strings.ReplaceAll(got.String(), files[1], files[0]); g != want.String() {
+			t.Errorf("ACL LOAD of file %d:\n want %v\n got  %v", i, want, got)
+		}
+	}
+	d.Run(`
+ACL LIST
+ACL WHOAMI
+`)
+	if _, err := ops.Got.DoErr("PING"); err == nil {
+		t.Error("ACL LOAD left the connection of a reloaded user open")
+	}
+	for _, f := range files {
+		os.Remove(f)
+	}
+	want, got := d.DoBoth("ACL", "LOAD")
+	if g := strings.ReplaceAll(got.String(), files[1], files[0]); g != want.String() {
+		t.Errorf("ACL LOAD of a missing file:\n want %v\n got  %v", want, got)
+	}
+}
+
+// TestACLUserDirective: "user" lines of a config file create users at
+// startup, and a bad one stops it with Redis's message.
+func TestACLUserDirective(t *testing.T) {
+	b := testutil.StartBasalt(t, "", "--user", "svc", "on", ">pw", "~svc:*", "+@all")
+	c := testutil.Dial(t, b.Addr)
+	if r := c.Do("AUTH", "svc", "pw"); r.IsError() {
+		t.Fatal(r)
+	}
+	if r := c.Do("SET", "other", "x"); !strings.HasPrefix(r.Str, "NOPERM") {
+		t.Errorf("SET other as svc: %v", r)
+	}
+	out, err := exec.Command(testutil.BasaltBinary(t), "--port", "0", "--dir", t.TempDir(), "--user", "bad", "+nosuch").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Error in user declaration 'bad'") {
+		t.Errorf("a bad user line: %v\n%s", err, out)
 	}
 }
