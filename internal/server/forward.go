@@ -118,7 +118,11 @@ func (c *Client) forwardAs(argv [][]byte, r upReply) {
 			if r.pub != nil {
 				c.srv.origins.drop(r.pub)
 			}
-			c.reply().Error("TRYAGAIN " + err.Error())
+			if err == errUserNotOnLeader {
+				c.reply().Error("NOPERM " + err.Error())
+			} else {
+				c.reply().Error("TRYAGAIN " + err.Error())
+			}
 			return
 		}
 	}
@@ -203,6 +207,20 @@ func (c *Client) waitBlockingUpstream() {
 
 func (u *upstream) send(argv [][]byte) { u.sendAs(argv, upReply{}) }
 
+// authenticate runs AUTH user pass on a new connection to the leader, and
+// reports whether it answered OK.
+func (u *upstream) authenticate(user string, pass []byte) bool {
+	u.nc.SetDeadline(time.Now().Add(2 * time.Second))
+	defer u.nc.SetDeadline(time.Time{})
+	u.sendAs([][]byte{[]byte("AUTH"), []byte(user), pass}, upReply{})
+	u.replies = u.replies[:len(u.replies)-1] // answered here
+	if u.w.Flush() != nil {
+		return false
+	}
+	line, err := u.r.ReadString('\n')
+	return err == nil && line == "+OK\r\n"
+}
+
 func (u *upstream) sendAs(argv [][]byte, r upReply) {
 	u.w.WriteString("*" + strconv.Itoa(len(argv)) + "\r\n")
 	for _, a := range argv {
@@ -227,7 +245,7 @@ func (c *Client) dialUpstream() error {
 	deadline := time.Now().Add(leaderWait)
 	for {
 		err := c.dialLeader(c.upstreamAddr())
-		if err == nil || err == errLeaderLost || c.srv.clustered() || time.Now().After(deadline) {
+		if err == nil || err == errLeaderLost || err == errUserNotOnLeader || c.srv.clustered() || time.Now().After(deadline) {
 			return err // errLeaderLost: the setup was sent, and the client's connection is closing
 		}
 		select {
@@ -253,9 +271,13 @@ func (c *Client) dialLeader(addr string) error {
 		u.send([][]byte{[]byte("AUTH"), []byte(pass)})
 	}
 	if name := c.userName(); name != acl.DefaultName && c.authPass != nil {
-		// The same user on the leader, when it has it (ACL rules are per
-		// node: this node checked them already).
-		u.send([][]byte{[]byte("AUTH"), []byte(name), c.authPass})
+		// The same user on the leader: it checks the calls of the
+		// client's scripts. A leader without it gets nothing from this
+		// client (the default user might let its scripts do more).
+		if !u.authenticate(name, c.authPass) {
+			nc.Close()
+			return errUserNotOnLeader
+		}
 	}
 	if c.proto != 2 {
 		u.send([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))})
@@ -281,6 +303,8 @@ func (e forwardError) Error() string { return string(e) }
 const (
 	errNoLeader   = forwardError("no leader is known for the shard; try again shortly")
 	errLeaderLost = forwardError("the connection to the leader was lost")
+	// ACL users are per node: see docs/operations.md.
+	errUserNotOnLeader = forwardError("this user cannot authenticate on the leader of the shard; give every node the same aclfile")
 )
 
 // drainUpstream reads the replies of the forwarded commands, appending them
