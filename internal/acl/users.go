@@ -153,23 +153,24 @@ type Definition struct {
 
 // Reset replaces every user by the definitions ("user" directives at
 // startup): users not defined are deleted, and the default user, when not
-// defined, stays as it is. It returns the handles deleted or redefined,
-// whose connections must be closed (the default user's stay).
-func (us *Users) Reset(defs []Definition) ([]*Handle, error) {
+// defined, stays as it is.
+func (us *Users) Reset(defs []Definition) error {
 	users := map[string]*User{}
 	for _, d := range defs {
 		u, err := Edit(nil, d.Name, d.Rules, us.allChannels.Load())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		users[d.Name] = u
 	}
-	return us.replace(users, false), nil
+	us.replace(users, false)
+	return nil
 }
 
 // replace installs users; the default user, when missing, is kept or
-// (fresh) made anew.
-func (us *Users) replace(users map[string]*User, fresh bool) (changed []*Handle) {
+// (fresh) made anew. It returns the users deleted, and those whose rules
+// changed.
+func (us *Users) replace(users map[string]*User, fresh bool) (gone, changed []*Handle) {
 	us.mu.Lock()
 	defer us.mu.Unlock()
 	if users[DefaultName] == nil {
@@ -183,7 +184,7 @@ func (us *Users) replace(users map[string]*User, fresh bool) (changed []*Handle)
 		if users[name] == nil {
 			delete(us.handles, name)
 			h.user.Store(nil)
-			changed = append(changed, h)
+			gone = append(gone, h)
 		}
 	}
 	for name, u := range users {
@@ -191,20 +192,31 @@ func (us *Users) replace(users map[string]*User, fresh bool) (changed []*Handle)
 		if h == nil {
 			h = &Handle{name: name}
 			us.handles[name] = h
-		} else if name != DefaultName {
+		} else if old := h.User(); old.Describe() != u.Describe() || old.enabled != u.enabled {
 			changed = append(changed, h)
 		}
 		h.user.Store(u)
 	}
-	return changed
+	return gone, changed
+}
+
+// Handles returns every user's handle.
+func (us *Users) Handles() []*Handle {
+	us.mu.Lock()
+	defer us.mu.Unlock()
+	out := make([]*Handle, 0, len(us.handles))
+	for _, h := range us.handles {
+		out = append(out, h)
+	}
+	return out
 }
 
 // LoadFile replaces every user by those of an ACL file (ACL LOAD, aclfile
 // at startup): "user <name> <rules...>" lines, blank lines skipped. The
 // default user, when the file does not define it, is made anew, as Redis
 // does. Errors name the file and line as Redis's do, and change nothing.
-// It returns the handles whose connections must be closed.
-func (us *Users) LoadFile(file, text string) ([]*Handle, error) {
+// It returns the users deleted and those whose rules changed.
+func (us *Users) LoadFile(file, text string) (gone, changed []*Handle, err error) {
 	users := map[string]*User{}
 	seen := map[string]bool{} // a user whose rules fail is still defined
 	var errs strings.Builder
@@ -238,9 +250,10 @@ func (us *Users) LoadFile(file, text string) ([]*Handle, error) {
 		}
 	}
 	if errs.Len() > 0 {
-		return nil, errors.New(errs.String() + "WARNING: ACL errors detected, no change to the previously active ACL rules was performed")
+		return nil, nil, errors.New(errs.String() + "WARNING: ACL errors detected, no change to the previously active ACL rules was performed")
 	}
-	return us.replace(users, true), nil
+	gone, changed = us.replace(users, true)
+	return gone, changed, nil
 }
 
 // File is the users as ACL SAVE writes them: ACL LIST's lines.

@@ -35,6 +35,9 @@ func Apply(tx *store.Tx, rec *shard.Record, env shard.Env, w *resp.Writer) {
 		w.Int(int64(n)) // keys expired, for INFO's expired_keys
 	case shard.KindAborted:
 		w.NullArray()
+	case shard.KindACL:
+		tx.PutACL(rec.Cmds[0][0])
+		w.OK()
 	}
 }
 

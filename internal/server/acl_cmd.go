@@ -1,6 +1,7 @@
 package server
 
 import (
+	"basalt/internal/shard"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +48,7 @@ func (c *Client) userName() string {
 // aclRefuses is the ACL gate: it answers NOPERM, and logs the denial,
 // when the connection's user may not run kind with argv.
 func (c *Client) aclRefuses(kind *command.Command, argv [][]byte) bool {
+	c.srv.syncUsers()
 	u := c.aclUser()
 	if u == nil {
 		return c.refuse(kind, "NOPERM this user has no permissions to run the '"+kind.Name+"' command")
@@ -221,6 +224,7 @@ func (s *Server) defaultNeedsAuth() bool {
 // authenticate makes the connection the user if pass is right, and logs
 // a failure (reason auth) as Redis does.
 func (c *Client) authenticate(user, pass []byte) bool {
+	c.srv.syncUsers()
 	h := c.srv.users.Authenticate(string(user), pass)
 	if h == nil {
 		ctx := acl.TopLevel
@@ -250,12 +254,11 @@ func newUsers(cfg Config) (*acl.Users, error) {
 		return nil, errUsersAndFile
 	}
 	if cfg.ACLFile == "" {
-		_, err := users.Reset(cfg.Users)
-		return users, err
+		return users, users.Reset(cfg.Users)
 	}
 	text, err := os.ReadFile(cfg.ACLFile)
 	if err == nil {
-		_, err = users.LoadFile(cfg.ACLFile, string(text))
+		_, _, err = users.LoadFile(cfg.ACLFile, string(text))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("Aborting Redis startup because of ACL errors: %v", err)
@@ -380,6 +383,8 @@ func aclSetUser(c *Client, argv [][]byte) {
 		rules[i] = string(a)
 	}
 	name := string(argv[2])
+	c.srv.aclMu.Lock()
+	defer c.srv.aclMu.Unlock()
 	before, after, err := c.srv.users.SetUser(name, rules)
 	if err != nil {
 		c.reply().Error("ERR " + err.Error())
@@ -388,7 +393,73 @@ func aclSetUser(c *Client, argv [][]byte) {
 	if before != nil {
 		c.dropRevokedSubscribers(c.srv.users.Get(name), after)
 	}
-	c.reply().OK()
+	c.replyUsers(func() { c.reply().OK() })
+}
+
+// replyUsers writes the users through the log, so that every node has
+// them and a restart finds them, then answers with ok. The change is in
+// force here already; the caller holds aclMu, so the records follow the
+// changes in order. If the log refuses it (this node does not lead),
+// the users go back to the log's and the client gets the error.
+func (c *Client) replyUsers(ok func()) {
+	p := getProposal(c)
+	defer putProposal(p)
+	p.Rec = shard.Record{Kind: shard.KindACL, Cmds: [][][]byte{{[]byte(c.srv.users.File())}}}
+	errReply := ""
+	if err := c.srv.shards[0].Propose(p); err != nil { // every node has a replica of shards[0]
+		errReply = proposeError(err)
+	} else if !c.await(p) {
+		errReply = command.ErrBusy
+	} else if b := p.W.Bytes(); len(b) > 0 && b[0] == '-' {
+		errReply = strings.TrimSuffix(string(b[1:]), "\r\n")
+	}
+	if errReply != "" {
+		c.srv.aclGen.Store(0) // load the log's users again
+		c.reply().Error(errReply)
+		return
+	}
+	ok()
+}
+
+// syncUsers reloads the users from the log's copy when a commit or a
+// snapshot changed it: another node's ACL SETUSER, DELUSER or LOAD. The
+// users deleted lose their connections, and those whose channels were
+// revoked their subscribers.
+func (s *Server) syncUsers() {
+	st := s.shards[0].Store()
+	if st.ACLGen()+1 == s.aclGen.Load() {
+		return
+	}
+	s.aclMu.Lock()
+	defer s.aclMu.Unlock()
+	gen := st.ACLGen()
+	if gen+1 == s.aclGen.Load() {
+		return
+	}
+	s.aclGen.Store(gen + 1)
+	tx := st.ReadTx(0, nowMs(), false)
+	text, ok := tx.ACL()
+	text = append([]byte(nil), text...)
+	tx.Close()
+	if !ok {
+		return // never changed: the configuration's users
+	}
+	gone, changed, err := s.users.LoadFile("log", string(text))
+	if err != nil {
+		slog.Error("ACL users in the log", "err", err)
+		return
+	}
+	for _, o := range s.clientsByID() {
+		h := o.user.Load()
+		switch {
+		case slices.Contains(gone, h):
+			o.killed.Store(true)
+			o.nc.Close()
+		case slices.Contains(changed, h) && o.sub != nil && !s.subscriptionsAllowed(o, h.User()):
+			o.killed.Store(true)
+			o.nc.Close()
+		}
+	}
 }
 
 func aclGetUser(c *Client, argv [][]byte) {
@@ -432,13 +503,19 @@ func aclDelUser(c *Client, argv [][]byte) {
 	for i, a := range argv[2:] {
 		names[i] = string(a)
 	}
+	c.srv.aclMu.Lock()
+	defer c.srv.aclMu.Unlock()
 	gone, err := c.srv.users.Delete(names)
 	if err != nil {
 		c.reply().Error("ERR " + err.Error())
 		return
 	}
-	c.reply().Int(int64(len(gone)))
 	c.dropUserClients(gone)
+	if len(gone) == 0 {
+		c.reply().Int(0)
+		return
+	}
+	c.replyUsers(func() { c.reply().Int(int64(len(gone))) })
 }
 
 func aclCat(c *Client, argv [][]byte) {
@@ -539,13 +616,17 @@ func aclLoad(c *Client, argv [][]byte) {
 		c.reply().Error("ERR Error loading ACLs, opening file '" + file + "': " + strerror(err))
 		return
 	}
-	changed, err := c.srv.users.LoadFile(file, string(text))
-	if err != nil {
+	c.srv.aclMu.Lock()
+	defer c.srv.aclMu.Unlock()
+	before := c.srv.users.Handles()
+	if _, _, err := c.srv.users.LoadFile(file, string(text)); err != nil {
 		c.reply().Error("ERR " + err.Error())
 		return
 	}
-	c.reply().OK()
-	c.dropUserClients(changed)
+	// As Redis, every user's connections but the default user's close.
+	before = slices.DeleteFunc(before, func(h *acl.Handle) bool { return h.Name() == acl.DefaultName })
+	c.dropUserClients(before)
+	c.replyUsers(func() { c.reply().OK() })
 }
 
 func aclSave(c *Client, argv [][]byte) {

@@ -38,6 +38,19 @@ var localCommands = map[string]bool{
 	"publish": true, // sent to the leader in a form of its own (pubsub_cluster.go)
 }
 
+// changesUsers reports whether argv is an ACL command that changes the
+// users: the leader writes them through the log (acl_cmd.go).
+func changesUsers(cmd *command.Command, argv [][]byte) bool {
+	if cmd.Name != "acl" || len(argv) < 2 {
+		return false
+	}
+	switch strings.ToLower(string(argv[1])) {
+	case "setuser", "deluser", "load":
+		return true
+	}
+	return false
+}
+
 // upstream is a client's connection to the leader.
 type upstream struct {
 	nc      net.Conn
@@ -65,7 +78,7 @@ func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
 		// The leader queues (or refuses) whatever comes inside MULTI.
 		return cmd == nil || cmd.Name != "quit" && cmd.Name != "reset"
 	}
-	if cmd != nil && localCommands[cmd.Name] {
+	if cmd != nil && localCommands[cmd.Name] && !changesUsers(cmd, argv) {
 		return false
 	}
 	// A READONLY client reads here, unless it is inside MULTI.

@@ -27,6 +27,10 @@ type Server struct {
 	// users are the ACL users and aclLog the ACL LOG (acl_cmd.go).
 	users  *acl.Users
 	aclLog acl.Log
+	// aclMu orders the changes of users and their records; aclGen is 1 +
+	// the store's ACLGen the users were last loaded at (0: load again).
+	aclMu  sync.Mutex
+	aclGen atomic.Uint64
 	lns    []net.Listener // listen.go
 	// shards are the Raft groups this node serves (shards.go): one
 	// without cluster mode; with it, each serves the slots topo gives it,
@@ -146,6 +150,7 @@ func New(cfg Config) (*Server, error) {
 	command.PublishReceivers = s.hub.receivers
 	command.ScriptRefusedHook = s.scriptRefused
 	command.ScriptACL = s.scriptACL
+	s.syncUsers() // the users of the log, if an ACL command changed them
 	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup
 	return s, nil
 }

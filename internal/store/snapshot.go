@@ -212,6 +212,7 @@ func (s *Store) InstallSnapshot(dir string, applied uint64) error {
 	}
 	s.due.reset()
 	s.funcs.reset()
+	s.aclGen.Add(1)
 	if err := s.load(); err != nil {
 		return err
 	}

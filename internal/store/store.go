@@ -35,6 +35,7 @@ type Store struct {
 	Hits, Misses atomic.Int64
 	due          dueHints        // where Due starts (Due)
 	funcs        functionCache   // the function space FCALL reads (function.go)
+	aclGen       atomic.Uint64   // moves when the ACL users stored change (acl.go)
 	opts         *pebble.Options // with Pebble's defaults filled in: snapshots write sstables with them
 	slots        cluster.Slots   // Options.Slots
 	stalls       *stalls         // Pebble's write stalls (stall.go)

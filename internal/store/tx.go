@@ -80,6 +80,7 @@ type Tx struct {
 	writes int // changes made so far (see Writes)
 
 	functionsWritten bool // the function space changed (see functionCache)
+	aclWritten       bool // the ACL users changed (acl.go)
 
 	// last is the metadata rawMeta found last in a write Tx, until the Tx
 	// writes anything: a command that looks a key up and then writes it
@@ -474,6 +475,9 @@ func (t *Tx) CommitVisible(sync bool) (wait func() error, err error) {
 	}
 	if t.functionsWritten {
 		t.st.funcs.reset()
+	}
+	if t.aclWritten {
+		t.st.aclGen.Add(1)
 	}
 	for mk, e := range t.written {
 		t.st.cache.set([]byte(mk), e.value, e.found, e.ref)
