@@ -49,6 +49,10 @@ func (c *Client) userName() string {
 // when the connection's user may not run kind with argv.
 func (c *Client) aclRefuses(kind *command.Command, argv [][]byte) bool {
 	c.srv.syncUsers()
+	if kind.Name == "raft" && len(argv) == 5 && strings.EqualFold(string(argv[1]), "publish") {
+		// A follower's PUBLISH, sent as its client's user: checked as one.
+		kind, argv = command.Lookup([]byte("publish")), [][]byte{[]byte("publish"), argv[3], argv[4]}
+	}
 	u := c.aclUser()
 	if u == nil {
 		return c.refuse(kind, "NOPERM this user has no permissions to run the '"+kind.Name+"' command")
@@ -226,6 +230,9 @@ func (s *Server) defaultNeedsAuth() bool {
 func (c *Client) authenticate(user, pass []byte) bool {
 	c.srv.syncUsers()
 	h := c.srv.users.Authenticate(string(user), pass)
+	if h == nil && c.srv.freshUsers() {
+		h = c.srv.users.Authenticate(string(user), pass) // created on the leader a moment ago
+	}
 	if h == nil {
 		ctx := acl.TopLevel
 		if c.multi {
@@ -374,7 +381,11 @@ var aclSubcommands = map[string]func(c *Client, argv [][]byte){
 }
 
 func cmdACL(c *Client, argv [][]byte) {
-	aclSubcommands[strings.ToLower(string(argv[1]))](c, argv)
+	sub := strings.ToLower(string(argv[1]))
+	if sub != "log" && sub != "whoami" && sub != "help" {
+		c.srv.freshUsers() // show what the leader committed
+	}
+	aclSubcommands[sub](c, argv)
 }
 
 func aclSetUser(c *Client, argv [][]byte) {
@@ -421,6 +432,18 @@ func (c *Client) replyUsers(ok func()) {
 	ok()
 }
 
+// freshUsers brings a follower's users up to what the leader had
+// committed when it was called, and reports whether it waited: a user
+// just created elsewhere can authenticate here at once.
+func (s *Server) freshUsers() bool {
+	sh := s.shards[0]
+	if sh.Lone() || sh.ReadIndex(5*time.Second) != nil {
+		return false
+	}
+	s.syncUsers()
+	return true
+}
+
 // syncUsers reloads the users from the log's copy when a commit or a
 // snapshot changed it: another node's ACL SETUSER, DELUSER or LOAD. The
 // users deleted lose their connections, and those whose channels were
@@ -448,6 +471,11 @@ func (s *Server) syncUsers() {
 	if err != nil {
 		slog.Error("ACL users in the log", "err", err)
 		return
+	}
+	if pass := s.config().RequirePass; pass != "" {
+		// requirepass is this node's setting: it keeps the default
+		// user's password here, whatever the log says.
+		setDefaultPassword(s.users, pass)
 	}
 	for _, o := range s.clientsByID() {
 		h := o.user.Load()

@@ -387,7 +387,9 @@ func (c *Client) forwardGate(k *call) bool {
 	}
 	if cmd != nil {
 		c.lastCmd.Store(&cmd.Name)
-		if kind, errReply := checkArgs(cmd, argv); errReply == "" && c.aclRefuses(kind, argv) {
+		// Inside a transaction the leader checks: a refusal must fail
+		// its transaction there.
+		if kind, errReply := checkArgs(cmd, argv); errReply == "" && !c.upMulti && c.aclRefuses(kind, argv) {
 			return true
 		}
 		if cmd.Flags&command.Script != 0 {

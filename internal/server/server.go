@@ -150,7 +150,7 @@ func New(cfg Config) (*Server, error) {
 	command.PublishReceivers = s.hub.receivers
 	command.ScriptRefusedHook = s.scriptRefused
 	command.ScriptACL = s.scriptACL
-	s.syncUsers() // the users of the log, if an ACL command changed them
+	s.syncUsers()                                                            // the users of the log, if an ACL command changed them
 	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup
 	return s, nil
 }

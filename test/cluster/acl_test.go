@@ -61,8 +61,20 @@ func TestACLReplicated(t *testing.T) {
 
 	l := testutil.Dial(t, c.Nodes[c.WaitLeader(t, 10*time.Second)].Addr)
 	expect(t, l.Do("ACL", "DELUSER", "app"), ":1")
+	// A connection that authenticated before the deletion reached its
+	// node is closed then: each try dials anew.
 	for _, n := range c.Nodes {
-		conn := testutil.Dial(t, n.Addr)
-		eventually(t, conn, "-WRONGPASS invalid username-password pair or user is disabled.", "AUTH", "app", "pw")
+		var r testutil.Reply
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			conn := testutil.Dial(t, n.Addr)
+			r = conn.Do("AUTH", "app", "pw")
+			conn.Close()
+			if r.IsError() {
+				break
+			}
+		}
+		if r.String() != "-WRONGPASS invalid username-password pair or user is disabled." {
+			t.Errorf("AUTH app on %s after DELUSER: %v", n.Addr, r)
+		}
 	}
 }

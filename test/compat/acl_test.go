@@ -154,8 +154,12 @@ AUTH secret
 	// SUBSCRIBE and PSUBSCRIBE check every channel.
 	app.Do("SUBSCRIBE", "other")
 	app.Do("PSUBSCRIBE", "chan:*")
-	// The log: the deterministic fields of each entry.
+	// The log: the deterministic fields of each entry. (Through a
+	// follower, the leader logs the denials of scripts and transactions.)
 	for _, n := range []string{"1", "3", "20"} {
+		if testutil.ClusterMode() > 1 {
+			break
+		}
 		want, got := admin.DoBoth("ACL", "LOG", n)
 		if err := testutil.Compare([]string{"ACL", "LOG", n}, logFields(want), logFields(got)); err != nil {
 			t.Error(err)
