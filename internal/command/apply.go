@@ -7,9 +7,39 @@ import (
 	"basalt/internal/store"
 )
 
-// Apply is the shard's applier: it runs a record's commands against the
-// write batch. It depends only on the state and the record.
-func Apply(tx *store.Tx, rec *shard.Record, env shard.Env, w *resp.Writer) {
+// Host is what applying a record tells or asks of the server it runs in,
+// beyond its shard (shard.Env). The server passes itself in (Applier), so
+// this package keeps no hooks of its own; nil tells and asks nothing.
+type Host interface {
+	// ScriptCalled is told of every command that a client's script
+	// running now (not a replayed one) called with redis.call, after it
+	// ran, with its reply: MONITOR shows it as "lua", the slowlog logs it
+	// and its error, if any, is counted.
+	ScriptCalled(db int, cmd *Command, argv [][]byte, ns int64, reply []byte)
+	// ScriptRefused is told of such a redis.call that was refused before
+	// it ran (cmd nil: no such command): Redis counts it as a rejected
+	// call and an error reply.
+	ScriptRefused(cmd *Command, msg string)
+	// PublishReceivers counts this node's subscribers that a message on
+	// channel reaches now: PUBLISH from a script answers it.
+	PublishReceivers(channel []byte) int
+}
+
+// Applier is the shards' applier for a server: it runs a record's
+// commands against the write batch, depending only on the state and the
+// record; host only hears of what scripts did.
+func Applier(host Host) shard.Applier {
+	return func(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, w *resp.Writer) {
+		apply(tx, rec, sr, env, host, w)
+	}
+}
+
+// Apply is the applier of a record outside a server (tests, tools).
+func Apply(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, w *resp.Writer) {
+	apply(tx, rec, sr, env, nil, w)
+}
+
+func apply(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, host Host, w *resp.Writer) {
 	// The shard gives no writer exactly when it applies a record from the
 	// log: the leader applying a client's record is the live case.
 	live := w != nil
@@ -18,9 +48,9 @@ func Apply(tx *store.Tx, rec *shard.Record, env shard.Env, w *resp.Writer) {
 	}
 	switch rec.Kind {
 	case shard.KindCommand:
-		run(tx, rec, rec.Cmds[0], rec.Seed, w, live)
+		run(tx, rec, sr, host, rec.Cmds[0], rec.Seed, w, live)
 	case shard.KindExec:
-		applyExec(tx, rec, env, w, live)
+		applyExec(tx, rec, sr, env, host, w, live)
 	case shard.KindExpire: // written by versions before KindExpireDue
 		for _, key := range rec.Cmds[0] {
 			tx.Lookup(key) // deletes the key if it is past its expiry
@@ -38,20 +68,15 @@ func Apply(tx *store.Tx, rec *shard.Record, env shard.Env, w *resp.Writer) {
 	}
 }
 
-// Exec runs one command of rec on tx. The command must exist and its arity
-// must have been checked.
-func Exec(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.Writer) {
-	run(tx, rec, argv, seed, w, false)
-}
-
-// run is Exec, live if the leader applies rec for a client.
-func run(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.Writer, live bool) {
+// run runs one command of rec on tx, live if the leader applies rec for a
+// client.
+func run(tx *store.Tx, rec *shard.Record, sr *shard.Run, host Host, argv [][]byte, seed uint64, w *resp.Writer, live bool) {
 	cmd := Lookup(argv[0])
 	if cmd == nil || cmd.Run == nil {
 		w.Error("ERR unknown command '" + string(argv[0]) + "'")
 		return
 	}
-	runCmd(cmd, &Ctx{Tx: tx, Args: argv, W: w, Seed: seed, rec: rec, live: live})
+	runCmd(cmd, &Ctx{Tx: tx, Args: argv, W: w, Seed: seed, Host: host, rec: rec, run: sr, live: live})
 }
 
 // runCmd runs cmd in the apply loop. A read command's lookups raise "keymiss"
@@ -65,7 +90,7 @@ func runCmd(cmd *Command, c *Ctx) {
 
 // applyExec runs a MULTI/EXEC block as one record: all or (if a watched key
 // changed) nothing, with no other write in between.
-func applyExec(tx *store.Tx, rec *shard.Record, env shard.Env, w *resp.Writer, live bool) {
+func applyExec(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, host Host, w *resp.Writer, live bool) {
 	for _, k := range rec.Watch {
 		if k.Expired && !tx.Alive(k.DB, k.Key) {
 			// Expired when watched and gone now: its removal is no
@@ -93,22 +118,24 @@ func applyExec(tx *store.Tx, rec *shard.Record, env shard.Env, w *resp.Writer, l
 		// Other connection commands touch no data: the connection runs them
 		// once the record is applied and puts their replies here.
 		if cmd != nil && cmd.Flags&Conn != 0 {
-			rec.ConnAt = append(rec.ConnAt, len(w.Buf))
+			if sr != nil {
+				sr.ConnAt = append(sr.ConnAt, len(w.Buf))
+			}
 			if ch, msg, origin, ok := PublishArgs(argv); ok && env != nil && !env.Lone() {
 				// In a cluster PUBLISH goes through the log with its
 				// transaction, so every node delivers it in its place; the
 				// leader's connection puts the count in the reply.
-				i := len(rec.Receivers)
-				rec.Receivers = append(rec.Receivers, 0)
 				var report func(int)
-				if live {
-					report = func(n int) { rec.Receivers[i] = n }
+				if sr != nil {
+					i := len(sr.Receivers)
+					sr.Receivers = append(sr.Receivers, 0)
+					report = func(n int) { sr.Receivers[i] = n }
 				}
 				env.Publish(tx, rec, ch, msg, origin, report)
 			}
 			continue
 		}
-		run(tx, rec, argv, rec.Seed+uint64(i), w, live)
+		run(tx, rec, sr, host, argv, rec.Seed+uint64(i), w, live)
 	}
 }
 

@@ -431,10 +431,6 @@ func clusterDisabled(argv [][]byte) string {
 	return "This instance has cluster support disabled"
 }
 
-// PublishReceivers counts the subscribers of this node that a message on
-// channel reaches now (the server's hub): PUBLISH from a script answers it.
-var PublishReceivers func(channel []byte) int
-
 // publish is PUBLISH called from a script. The message goes out when the
 // script's record commits, on every node that applies it, as a PUBLISH
 // record does in a cluster. Its count is the leader's: the leader applying
@@ -448,8 +444,8 @@ func (e *luaEnv) publish(argv [][]byte) string {
 	}
 	var n int64
 	if rec := c.rec; c.live {
-		if PublishReceivers != nil {
-			n = int64(PublishReceivers(argv[1]))
+		if c.Host != nil {
+			n = int64(c.Host.PublishReceivers(argv[1]))
 		}
 		rec.Published = append(rec.Published, n)
 	} else if len(rec.Published) > 0 {

@@ -777,19 +777,19 @@ func (e *luaEnv) call(L *lua.LState, raiseErr bool) int {
 	return 1
 }
 
-// execObserved is exec, timed and reported to ScriptCallHook when a
-// client's script (not a replayed one) ran the command.
+// execObserved is exec, timed and told to the Host when a client's script
+// (not a replayed one) ran the command.
 func (e *luaEnv) execObserved(argv [][]byte) string {
-	hook := ScriptCallHook
-	if hook == nil || !e.c.live && e.c.rec != nil {
+	host := e.c.Host
+	if host == nil || !e.c.live && e.c.rec != nil {
 		return e.exec(argv)
 	}
 	start := time.Now()
 	msg := e.exec(argv)
 	if msg == "" {
-		hook(e.c.Tx.DB, Lookup(argv[0]), argv, int64(time.Since(start)), e.w.Buf)
-	} else if refused := ScriptRefusedHook; refused != nil && (e.kr == nil || msg != "-"+e.kr.why) {
-		refused(refusedCommand(argv), msg)
+		host.ScriptCalled(e.c.Tx.DB, Lookup(argv[0]), argv, int64(time.Since(start)), e.w.Buf)
+	} else if e.kr == nil || msg != "-"+e.kr.why {
+		host.ScriptRefused(refusedCommand(argv), msg)
 	}
 	return msg
 }
@@ -882,7 +882,7 @@ func (e *luaEnv) execKillable(cmd *Command, argv [][]byte, flags Flags) string {
 // runSub runs the command of redis.call into e.w.
 func (e *luaEnv) runSub(cmd *Command, argv [][]byte) {
 	c := e.c
-	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec, script: true}
+	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, Host: c.Host, rec: c.rec, script: true}
 	runCmd(cmd, &e.sub)
 	e.calls++
 }

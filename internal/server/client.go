@@ -451,7 +451,7 @@ func (c *Client) dispatch(argv [][]byte) {
 		// SCRIPT KILL: it must not wait for the apply loop, as a read's
 		// ReadIndex may. FUNCTION STATS reads applied state.
 		tx := c.sh.Store().ReadTx(c.db, now, true)
-		cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: c.reply()})
+		cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: c.reply(), Host: c.srv})
 		tx.Close()
 	case cmd.Flags&command.Script != 0:
 		c.script(argv, now)

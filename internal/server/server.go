@@ -102,14 +102,17 @@ func New(cfg Config) (*Server, error) {
 	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published
-	shards, topo, host, err := openShards(cfg, sc, fds.storeFiles, func(st *store.Store) {
+	// The shards tell the server what their scripts call (command.Host);
+	// none is live before clients connect, so s is filled in below.
+	s := &Server{}
+	shards, topo, host, err := openShards(cfg, sc, command.Applier(s), fds.storeFiles, func(st *store.Store) {
 		st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
 	})
 	if err != nil {
 		return nil, err
 	}
 	removeSaveLeftovers(cfg.Dir) // the stores' locks say no other basalt uses dir
-	s := &Server{
+	*s = Server{
 		cfg:      cfg,
 		shards:   shards,
 		topo:     topo,
@@ -132,10 +135,6 @@ func New(cfg Config) (*Server, error) {
 	s.tracker = newTracker(s)
 	s.applyOpsConfig(cfg)
 	s.applyNetConfig(cfg)
-	// One server a process: scripts' calls are told to this one.
-	command.ScriptCallHook = s.scriptCalled
-	command.PublishReceivers = s.hub.receivers
-	command.ScriptRefusedHook = s.scriptRefused
 	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup
 	return s, nil
 }

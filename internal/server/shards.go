@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"basalt/internal/cluster"
-	"basalt/internal/command"
 	"basalt/internal/shard"
 	"basalt/internal/store"
 	"basalt/internal/transport"
@@ -25,11 +24,12 @@ import (
 // to the shard of its keys' slot (route.go); the keyless commands that
 // cover the key space cover the shards the node leads (clusterwide.go).
 
-// openShards opens the node's stores and starts their groups; prepare is
-// called on each store before its group starts; storeFiles bounds the
+// openShards opens the node's stores and starts their groups, which apply
+// their records with apply; prepare is called on each store before its
+// group starts; storeFiles bounds the
 // files the stores keep open, together. In a cluster of several nodes the
 // groups share one transport, the host's.
-func openShards(cfg Config, sc shard.Config, storeFiles int, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
+func openShards(cfg Config, sc shard.Config, apply shard.Applier, storeFiles int, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
 	topoPath := filepath.Join(cfg.Dir, "topology.json")
 	_, statErr := os.Stat(topoPath)
 	hasTopology := statErr == nil
@@ -37,7 +37,7 @@ func openShards(cfg Config, sc shard.Config, storeFiles int, prepare func(*store
 		if hasTopology {
 			return nil, nil, nil, fmt.Errorf("%s holds a cluster node's data (%s): start it with --cluster-enabled yes", cfg.Dir, topoPath)
 		}
-		sh, err := openShard(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize), MaxOpenFiles: storeFiles}, sc, prepare)
+		sh, err := openShard(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize), MaxOpenFiles: storeFiles}, sc, apply, prepare)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -75,7 +75,7 @@ func openShards(cfg Config, sc shard.Config, storeFiles int, prepare func(*store
 			}
 		}
 		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: meta, Slots: ts.Slots,
-			MaxOpenFiles: max(storeFiles/int(n), minStoreFiles)}, c, prepare)
+			MaxOpenFiles: max(storeFiles/int(n), minStoreFiles)}, c, apply, prepare)
 		if err != nil {
 			closeShards(shards, host)
 			return nil, nil, nil, fmt.Errorf("shard %d: %w", ts.Index, err)
@@ -124,13 +124,13 @@ func clusterTopology(cfg Config) (*cluster.Topology, error) {
 
 // openShard opens one store and starts its group. A group of one voter
 // elects itself at once.
-func openShard(dir string, o store.Options, sc shard.Config, prepare func(*store.Store)) (*shard.Shard, error) {
+func openShard(dir string, o store.Options, sc shard.Config, apply shard.Applier, prepare func(*store.Store)) (*shard.Shard, error) {
 	st, err := store.Open(dir, o)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	prepare(st)
-	sh, err := shard.New(st, command.Apply, sc)
+	sh, err := shard.New(st, apply, sc)
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -30,32 +30,35 @@ type Record struct {
 	Seed  uint64 // randomness (SPOP, SRANDMEMBER...) comes from here
 	Cmds  [][][]byte
 	Watch []WatchKey
-
-	// Block is set by a client for a blocking command outside MULTI: if
-	// the command finds nothing, the applier sets BlockedOn to the keys it
-	// waits for instead of replying. Neither is logged: a record that
-	// blocked changed nothing.
-	Block     bool
-	BlockedOn [][]byte
-	// Retry is set when the apply loop runs a blocked record again: a
-	// command may answer differently then (XREADGROUP's "the stream key no
-	// longer exists"), but must change the same data, since it is not logged.
-	Retry bool
-
-	// ConnAt is filled while applying an EXEC: the reply offsets where the
-	// replies of queued connection commands (CLIENT SETNAME...) belong.
-	// Not logged: those commands change no data.
-	ConnAt []int
-	// Receivers is filled when the batch of an EXEC the leader applied for
-	// its client commits: for each PUBLISH in it that went through the log
-	// (in a cluster), how many of this node's subscribers got the message.
-	// Not logged.
-	Receivers []int
 	// Published is what PUBLISH answered inside the record's scripts, in
 	// order: the leader counts its subscribers as it applies the record,
 	// and a follower or a replay answers the scripts the same counts. Logged
 	// (only when not empty, so other records keep their form).
 	Published []int64
+}
+
+// Run is what the leader's application of a record for its client asks and
+// leaves beside the reply. None of it is logged: a follower or a replay
+// applies the record with no Run, and must change the same data.
+type Run struct {
+	// Block is set by a client for a blocking command outside MULTI: if
+	// the command finds nothing, the applier sets BlockedOn to the keys it
+	// waits for instead of replying (a record that blocked changed
+	// nothing).
+	Block     bool
+	BlockedOn [][]byte
+	// Retry is set when the apply loop runs a blocked record again: a
+	// command may answer differently then (XREADGROUP's "the stream key no
+	// longer exists"), but must change the same data.
+	Retry bool
+
+	// ConnAt is filled while applying an EXEC: the reply offsets where the
+	// replies of queued connection commands (CLIENT SETNAME...) belong.
+	ConnAt []int
+	// Receivers is filled when the batch of an EXEC commits: for each
+	// PUBLISH in it that went through the log (in a cluster), how many of
+	// this node's subscribers got the message.
+	Receivers []int
 }
 
 // WatchKey is a key an EXEC is conditional on: Index is the applied index
