@@ -140,20 +140,30 @@ func applyExec(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, ho
 }
 
 // applySelect is SELECT inside EXEC: it changes the database the following
-// queued commands address, with SELECT's own checks.
+// queued commands address.
 func applySelect(tx *store.Tx, arg []byte, w *resp.Writer) {
+	db, msg := SelectDB(arg, tx.Clustered(), tx.Databases())
+	if msg != "" {
+		w.Error(msg)
+		return
+	}
+	tx.DB = db
+	w.OK()
+}
+
+// SelectDB is SELECT's check of its argument, the one place of it: the
+// database to address, or Redis's error.
+func SelectDB(arg []byte, clustered bool, databases int) (db int, msg string) {
 	n, ok := num.ParseInt(arg)
 	switch {
 	case !ok:
-		w.Error(ErrNotInt)
+		return 0, ErrNotInt
 	case n != int64(int32(n)):
-		w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
-	case n != 0 && tx.Clustered():
-		w.Error(ErrSelectCluster)
-	case n < 0 || n >= int64(tx.Databases()):
-		w.Error(ErrDBIndex)
-	default:
-		tx.DB = int(n)
-		w.OK()
+		return 0, "ERR value is out of range, value must between -2147483648 and 2147483647"
+	case n != 0 && clustered:
+		return 0, ErrSelectCluster
+	case n < 0 || n >= int64(databases):
+		return 0, ErrDBIndex
 	}
+	return int(n), ""
 }
