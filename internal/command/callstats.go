@@ -267,4 +267,3 @@ func (t *CallTally) Drop() {
 	}
 	t.cmd, t.calls, t.ns, t.failed, t.nTouched = nil, 0, 0, 0, 0
 }
-
