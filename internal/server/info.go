@@ -400,8 +400,8 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("cluster_enabled", b2i(s.clustered()))
 		if s.clustered() {
 			// Per shard: its slots, and its group's Raft figures.
-			for i, sh := range s.shards {
-				st := sh.Status()
+			for _, sh := range s.shards {
+				st, i := sh.Status(), shardNumber(sh)
 				add(fmt.Sprintf("basalt_shard%d", i), fmt.Sprintf("slots=%s,role=%s,term=%d,commit=%d,applied=%d,keys=%d",
 					formatSlots(s.topo.Shards[i].Slots), st.Role, st.Term, st.Commit, st.Applied, shardKeys(sh)))
 			}

@@ -24,12 +24,16 @@ type Server struct {
 	mu  sync.Mutex
 	cfg Config
 	lns []net.Listener // listen.go
-	// shards are the Raft groups this node serves (shards.go): one
-	// without cluster mode; with it, each serves the slots topo gives it,
-	// and slotShard maps each slot to its shard.
+	// shards are the Raft groups this node holds a replica of (shards.go):
+	// one without cluster mode; with it, each serves the slots topo gives
+	// it. shardAt is the node's replica of each of topo's shards (nil: held
+	// by other nodes only), slotShard the one of each slot, and slotIndex
+	// each slot's shard in topo.
 	shards    []*shard.Shard
 	topo      *cluster.Topology
+	shardAt   []*shard.Shard
 	slotShard []*shard.Shard
+	slotIndex []int
 	host      *shard.Host // the shards' shared transport, in a cluster of several nodes
 	runID     string
 	start     time.Time
@@ -127,9 +131,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.refusedLog.Period = refusedLogEvery
 	if topo != nil {
+		s.shardAt = make([]*shard.Shard, len(topo.Shards))
+		for _, sh := range shards {
+			s.shardAt[shardNumber(sh)] = sh
+		}
+		s.slotIndex = topo.ShardBySlot()
 		s.slotShard = make([]*shard.Shard, cluster.SlotCount)
-		for slot, i := range topo.ShardBySlot() {
-			s.slotShard[slot] = shards[i]
+		for slot, i := range s.slotIndex {
+			s.slotShard[slot] = s.shardAt[i]
 		}
 	}
 	s.tracker = newTracker(s)

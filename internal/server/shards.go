@@ -52,18 +52,30 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, storeFiles int
 	}
 	var host *shard.Host
 	if cfg.RaftAddr != "" {
+		nodes := map[uint64]string{}
+		for _, n := range topo.Nodes {
+			nodes[n.ID] = n.RaftAddr
+		}
 		if host, err = shard.NewHost(shard.HostConfig{NodeID: topo.NodeID, RaftAddr: cfg.RaftAddr, Advertise: sc.Advertise, Secret: sc.Secret, ClusterID: sc.ClusterID,
-			ServerTLS: sc.ServerTLS, ClientTLS: sc.ClientTLS}); err != nil {
+			ServerTLS: sc.ServerTLS, ClientTLS: sc.ClientTLS, Nodes: nodes}); err != nil {
 			return nil, nil, nil, err
 		}
 	}
-	n := int64(len(topo.Shards))
+	var n int64 // the shards this node holds a replica of
+	for _, ts := range topo.Shards {
+		if ts.Hosts(topo.NodeID) {
+			n++
+		}
+	}
 	meta := metaCacheOption(cfg.MetaCacheSize)
 	if meta > 0 {
 		meta = max(meta/n, 1<<20)
 	}
 	var shards []*shard.Shard
 	for _, ts := range topo.Shards {
+		if !ts.Hosts(topo.NodeID) {
+			continue
+		}
 		dir := filepath.Join(cfg.Dir, "shards", strconv.Itoa(ts.Index))
 		c := sc
 		c.RaftDir, c.Host = filepath.Join(dir, "raft"), host
@@ -94,6 +106,10 @@ func clusterTopology(cfg Config) (*cluster.Topology, error) {
 	if cfg.RaftAddr != "" {
 		nodes = cfg.InitialCluster
 	}
+	replicas := cfg.ClusterReplicas
+	if replicas == 0 { // Redis's usual deployment: a master and two replicas
+		replicas = min(defaultReplicas, len(nodes))
+	}
 	topo, created, err := cluster.LoadOrCreateTopology(cfg.Dir, func() (*cluster.Topology, error) {
 		switch {
 		case cfg.Join:
@@ -102,14 +118,16 @@ func clusterTopology(cfg Config) (*cluster.Topology, error) {
 			return nil, errors.New("cluster-enabled: node-id must be below 4294967296")
 		case nodes[me] != cfg.RaftAddr:
 			return nil, fmt.Errorf("cluster-enabled: --initial-cluster must name this node (%d) at its --raft-addr %s", me, cfg.RaftAddr)
-		case cfg.ClusterReplicas != 0 && cfg.ClusterReplicas != len(nodes):
-			return nil, fmt.Errorf("cluster-enabled: cluster-replicas %d: every node holds a replica of every shard for now, so it must be the number of nodes (%d)", cfg.ClusterReplicas, len(nodes))
+		case replicas > len(nodes):
+			return nil, fmt.Errorf("cluster-enabled: cluster-replicas %d: there are only %d nodes to hold them", replicas, len(nodes))
+		case cfg.ClusterShards*replicas < len(nodes):
+			return nil, fmt.Errorf("cluster-enabled: %d shards of %d replicas leave some of the %d nodes without a shard: raise cluster-shards or cluster-replicas", cfg.ClusterShards, replicas, len(nodes))
 		}
 		seed := cluster.RandomSeed()
 		if cfg.RaftAddr != "" {
 			seed = FormatCluster(nodes) + "/" + strconv.Itoa(cfg.ClusterShards)
 		}
-		return cluster.NewTopology(seed, me, nodes, cfg.ClusterShards, len(nodes)), nil
+		return cluster.NewTopology(seed, me, nodes, cfg.ClusterShards, replicas), nil
 	})
 	switch {
 	case err != nil:
@@ -224,14 +242,23 @@ func (s *Server) balanceLeaders() {
 			return
 		case <-t.C:
 		}
-		for i, ts := range s.topo.Shards {
-			if pref := ts.Replicas[0]; pref != s.topo.NodeID && s.shards[i].IsLeader() {
+		for _, sh := range s.shards {
+			i := shardNumber(sh)
+			if pref := s.topo.Shards[i].Replicas[0]; pref != s.topo.NodeID && sh.IsLeader() {
 				// Only to a member raft saw lately (transferLeadership).
-				s.shards[i].TransferLeadershipTo(transport.ReplicaID(uint32(i), pref), time.Second)
+				sh.TransferLeadershipTo(transport.ReplicaID(uint32(i), pref), time.Second)
 			}
 		}
 	}
 }
+
+// defaultReplicas is how many nodes hold each shard unless
+// cluster-replicas says otherwise (fewer if the cluster has fewer nodes).
+const defaultReplicas = 3
+
+// shardNumber is a shard's index in the topology: its Raft group (0
+// outside cluster mode).
+func shardNumber(sh *shard.Shard) int { return int(transport.GroupOf(sh.ID())) }
 
 // clustered reports whether the node runs in cluster mode.
 func (s *Server) clustered() bool { return s.topo != nil }

@@ -20,6 +20,16 @@ type Cluster struct {
 // waits until they agree on a leader.
 func StartCluster(t testing.TB, n int, args ...string) *Cluster {
 	t.Helper()
+	c := StartNodes(t, n, args...)
+	c.WaitLeader(t, 15*time.Second)
+	return c
+}
+
+// StartNodes starts the n nodes of a new cluster as StartCluster does,
+// without waiting for a leader: in cluster mode a node's groups are its
+// shards, which need not be the same on every node.
+func StartNodes(t testing.TB, n int, args ...string) *Cluster {
+	t.Helper()
 	c := &Cluster{}
 	var members []string
 	for i := 1; i <= n; i++ {
@@ -32,7 +42,6 @@ func StartCluster(t testing.TB, n int, args ...string) *Cluster {
 			"--initial-cluster", strings.Join(members, ",")}, args...)
 		c.Nodes = append(c.Nodes, StartBasalt(t, "", a...))
 	}
-	c.WaitLeader(t, 15*time.Second)
 	return c
 }
 

@@ -22,7 +22,7 @@ import (
 // gone the shards answer CLUSTERDOWN until it returns.
 func TestShardedCluster(t *testing.T) {
 	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-secret", "a-secret-for-the-sharded-test")
-	waitBalanced(t, c, 15*time.Second)
+	waitBalanced(t, c, 2, 15*time.Second)
 
 	addrs := []string{c.Nodes[0].Addr, c.Nodes[1].Addr, c.Nodes[2].Addr}
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16,
@@ -92,7 +92,7 @@ func TestShardedCluster(t *testing.T) {
 	write(2)
 	check("with node 2 down")
 	c.Nodes[1].Restart(t)
-	waitBalanced(t, c, 20*time.Second)
+	waitBalanced(t, c, 2, 20*time.Second)
 	check("after node 2 came back")
 	c.WaitConverged(t, 20*time.Second)
 
@@ -114,21 +114,22 @@ func TestShardedCluster(t *testing.T) {
 	conn.Close()
 	c.Nodes[1].Restart(t)
 	c.Nodes[2].Restart(t)
-	waitBalanced(t, c, 20*time.Second)
+	waitBalanced(t, c, 2, 20*time.Second)
 	write(3)
 	check("after the majority came back")
 	c.WaitConverged(t, 20*time.Second)
 }
 
 // waitBalanced waits until every node reports cluster_state:ok and leads
-// as many shards as the others, each node's view the same.
-func waitBalanced(t *testing.T, c *testutil.Cluster, timeout time.Duration) {
+// ranges slot ranges (as many shards as the others), each node's view the
+// same.
+func waitBalanced(t *testing.T, c *testutil.Cluster, ranges int, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last string
 	for time.Now().Before(deadline) {
 		var err error
-		if last, err = balanced(c); err == nil {
+		if last, err = balanced(c, ranges); err == nil {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -136,7 +137,7 @@ func waitBalanced(t *testing.T, c *testutil.Cluster, timeout time.Duration) {
 	t.Fatalf("the cluster did not balance its leaders within %v: %s", timeout, last)
 }
 
-func balanced(c *testutil.Cluster) (string, error) {
+func balanced(c *testutil.Cluster, ranges int) (string, error) {
 	var views []string
 	for _, p := range c.Nodes {
 		conn, err := testutil.DialErr(p.Addr)
@@ -156,7 +157,7 @@ func balanced(c *testutil.Cluster) (string, error) {
 		// Each line's slots, without the myself flag that differs by node.
 		view := strings.ReplaceAll(nodes, "myself,", "")
 		for _, line := range strings.Split(strings.TrimSpace(view), "\n") {
-			if f := strings.Fields(line); len(f) != 10 { // two ranges each: 6 shards on 3 nodes
+			if f := strings.Fields(line); len(f) != 8+ranges {
 				return view, errors.New("unbalanced")
 			}
 		}
@@ -177,7 +178,7 @@ func balanced(c *testutil.Cluster) (string, error) {
 // gives MOVED again. redis-benchmark --cluster runs against the cluster too.
 func TestShardedProxy(t *testing.T) {
 	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-proxy", "yes")
-	waitBalanced(t, c, 15*time.Second)
+	waitBalanced(t, c, 2, 15*time.Second)
 	conn := testutil.Dial(t, c.Nodes[0].Addr)
 	defer conn.Close()
 	// A pipeline of writes and reads over every shard, most of them led
