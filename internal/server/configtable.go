@@ -273,7 +273,7 @@ var params = []param{
 	{name: "notify-keyspace-events", kind: specialParam, set: setNotify, get: func(c *Config) string { return c.NotifyKeyspaceEvents.String() },
 		apply: func(s *Server, c Config) {
 			for _, sh := range s.shards {
-				sh.Store().SetNotify(c.NotifyKeyspaceEvents, s.hub.keyspaceEvents)
+				sh.Store().SetNotify(c.NotifyKeyspaceEvents, s.relay.events(sh.Store()))
 			}
 		}},
 	{name: "slowlog-log-slower-than", kind: intParam, min: -1, max: int64Max, def: "10000", ptr: func(c *Config) any { return &c.SlowlogSlowerThan }, apply: (*Server).applyOpsConfig},

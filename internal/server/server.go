@@ -42,6 +42,7 @@ type Server struct {
 
 	clients map[int64]*Client
 	hub     *Hub     // pub/sub subscriptions (pubsub.go)
+	relay   *relay   // PUBLISH to the nodes without the shard (pubsub_cluster.go)
 	origins *origins // PUBLISHes sent through the leader (pubsub_cluster.go)
 	tracker *tracker // CLIENT TRACKING (tracking.go)
 	pause   pause    // CLIENT PAUSE (pause.go)
@@ -109,12 +110,14 @@ func New(cfg Config) (*Server, error) {
 	// The shards tell the server what their scripts call (command.Host);
 	// none is live before clients connect, so s is filled in below.
 	s := &Server{}
-	shards, topo, host, err := openShards(cfg, sc, command.Applier(s), fds.storeFiles, func(st *store.Store) {
-		st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
+	relay := &relay{hub: hub}
+	shards, topo, host, err := openShards(cfg, sc, command.Applier(s), relay.deliver, fds.storeFiles, func(st *store.Store) {
+		st.SetNotify(cfg.NotifyKeyspaceEvents, relay.events(st))
 	})
 	if err != nil {
 		return nil, err
 	}
+	relay.start(host, topo, shards)
 	removeSaveLeftovers(cfg.Dir) // the stores' locks say no other basalt uses dir
 	*s = Server{
 		cfg:      cfg,
@@ -126,6 +129,7 @@ func New(cfg Config) (*Server, error) {
 		closed:   make(chan struct{}),
 		clients:  map[int64]*Client{},
 		hub:      hub,
+		relay:    relay,
 		origins:  origins,
 		shutdown: make(chan struct{}),
 	}

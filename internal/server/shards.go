@@ -25,11 +25,11 @@ import (
 // cover the key space cover the shards the node leads (clusterwide.go).
 
 // openShards opens the node's stores and starts their groups, which apply
-// their records with apply; prepare is called on each store before its
-// group starts; storeFiles bounds the
+// their records with apply; relayed hears the pub/sub messages other nodes
+// relay; prepare is called on each store before its group starts; storeFiles bounds the
 // files the stores keep open, together. In a cluster of several nodes the
 // groups share one transport, the host's.
-func openShards(cfg Config, sc shard.Config, apply shard.Applier, storeFiles int, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
+func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(channel, message []byte), storeFiles int, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
 	topoPath := filepath.Join(cfg.Dir, "topology.json")
 	_, statErr := os.Stat(topoPath)
 	hasTopology := statErr == nil
@@ -57,7 +57,7 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, storeFiles int
 			nodes[n.ID] = n.RaftAddr
 		}
 		if host, err = shard.NewHost(shard.HostConfig{NodeID: topo.NodeID, RaftAddr: cfg.RaftAddr, Advertise: sc.Advertise, Secret: sc.Secret, ClusterID: sc.ClusterID,
-			ServerTLS: sc.ServerTLS, ClientTLS: sc.ClientTLS, Nodes: nodes}); err != nil {
+			ServerTLS: sc.ServerTLS, ClientTLS: sc.ClientTLS, Nodes: nodes, Relayed: relayed}); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -26,9 +26,10 @@ import (
 // (leadership news, on the same connections); the others keep the news
 // with the highest term for each group (LeaderOf).
 type Host struct {
-	tr    *transport.Transport
-	me    uint64
-	nodes map[uint64]string // every node of the cluster: ID -> Raft address
+	tr      *transport.Transport
+	me      uint64
+	nodes   map[uint64]string // every node of the cluster: ID -> Raft address
+	relayed func(channel, message []byte)
 
 	mu     sync.RWMutex
 	groups map[uint32]*node
@@ -64,7 +65,10 @@ type HostConfig struct {
 	// Nodes is every node of the cluster (ID -> Raft address), this one
 	// too: each hears this host's leadership news, and may talk to it
 	// whether or not the two share a group.
-	Nodes     map[uint64]string
+	Nodes map[uint64]string
+	// Relayed hears the pub/sub messages other nodes relay to this one
+	// (Relay).
+	Relayed   func(channel, message []byte)
 	Advertise string // the node's client address, for its peers
 	Secret    []byte
 	ClusterID uint64
@@ -74,7 +78,7 @@ type HostConfig struct {
 
 // NewHost starts the node's transport; shards join it through Config.Host.
 func NewHost(cfg HostConfig) (*Host, error) {
-	h := &Host{me: cfg.NodeID, nodes: cfg.Nodes, groups: map[uint32]*node{}, news: map[uint32]leaderNews{}, heards: map[uint64]time.Time{},
+	h := &Host{me: cfg.NodeID, nodes: cfg.Nodes, relayed: cfg.Relayed, groups: map[uint32]*node{}, news: map[uint32]leaderNews{}, heards: map[uint64]time.Time{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	h.tr = &transport.Transport{ID: cfg.NodeID, Addr: cfg.RaftAddr, Advertise: cfg.Advertise,
 		Secret: cfg.Secret, Cluster: cfg.ClusterID, Member: h.member,
@@ -108,7 +112,14 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	}
 	err := h.tr.Start(func(m raftpb.Message) {
 		if transport.GroupOf(m.To) == newsGroup {
-			h.heard(transport.NodeOf(m.From), m.Context)
+			switch {
+			case m.Type == raftpb.MsgHeartbeat:
+				h.heard(transport.NodeOf(m.From), m.Context)
+			case m.Type == raftpb.MsgProp && h.relayed != nil:
+				if n, k := binary.Uvarint(m.Context); k > 0 && n <= uint64(len(m.Context)-k) {
+					h.relayed(m.Context[k:k+int(n)], m.Context[k+int(n):])
+				}
+			}
 			return
 		}
 		if n := h.group(m.To); n != nil {
@@ -155,6 +166,20 @@ func (h *Host) tell() {
 		}
 		h.tr.Send(msgs)
 	}
+}
+
+// Relay sends a pub/sub message to nodes, whose subscribers get it
+// (HostConfig.Relayed) as soon as it comes: as on Redis Cluster's bus, a
+// message is not kept for a node that is down.
+func (h *Host) Relay(nodes []uint64, channel, message []byte) {
+	body := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(channel)+len(message)), uint64(len(channel)))
+	body = append(append(body, channel...), message...)
+	msgs := make([]raftpb.Message, len(nodes))
+	for i, id := range nodes {
+		msgs[i] = raftpb.Message{Type: raftpb.MsgProp, Context: body,
+			From: transport.ReplicaID(newsGroup, h.me), To: transport.ReplicaID(newsGroup, id)}
+	}
+	h.tr.Send(msgs)
 }
 
 // heard keeps node's news: for each group it leads, its term. News of a

@@ -17,8 +17,8 @@ import (
 // cluster-replicas): each node holds 3 shards and leads one, and learns
 // the leaders of the 2 it does not hold from the others' leadership news.
 // Every node describes the same cluster; a node sends a command for a
-// shard it does not hold to that shard's leader (MOVED, or the proxy); a
-// killed node's shards elect leaders among their other replicas, which the
+// shard it does not hold to that shard's leader (MOVED, or the proxy);
+// PUBLISH reaches every node's subscribers; a killed node's shards elect leaders among their other replicas, which the
 // nodes that hold none of them learn too; and each shard's replicas agree.
 func TestShardedPlacement(t *testing.T) {
 	c := testutil.StartNodes(t, 5, "--cluster-enabled", "yes", "--cluster-shards", "5")
@@ -98,6 +98,33 @@ func TestShardedPlacement(t *testing.T) {
 			}
 		}
 		conn.Close()
+	}
+
+	// PUBLISH on any node reaches the subscribers of every node, those
+	// that hold no replica of the shard it went through too.
+	var subs []*redis.PubSub
+	for _, p := range c.Nodes {
+		conn := redis.NewClient(&redis.Options{Addr: p.Addr})
+		defer conn.Close()
+		sub := conn.Subscribe(ctx, "news")
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+	}
+	for i, p := range c.Nodes {
+		conn := testutil.Dial(t, p.Addr)
+		if r := conn.Do("PUBLISH", "news", "from "+strconv.Itoa(i)); r.String() != ":1" {
+			t.Errorf("PUBLISH on node %d = %v; want :1 (its own subscriber)", i+1, r)
+		}
+		conn.Close()
+		for j, sub := range subs {
+			msg, err := sub.ReceiveTimeout(ctx, 5*time.Second)
+			if m, ok := msg.(*redis.Message); err != nil || !ok || m.Payload != "from "+strconv.Itoa(i) {
+				t.Fatalf("node %d's subscriber, PUBLISH on node %d: %v %v", j+1, i+1, msg, err)
+			}
+		}
 	}
 
 	// SIGKILL a node: the shards it held elect leaders among their other
