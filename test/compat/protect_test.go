@@ -1,10 +1,15 @@
 package compat
 
 import (
+	"context"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"basalt/internal/testutil"
 )
@@ -202,4 +207,32 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestPprofLoopbackOnly: Go's profiler (which shows the heap's contents)
+// is served only with --pprof, a command-line flag, on a loopback
+// address; the metrics listener does not serve it.
+func TestPprofLoopbackOnly(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:1", "[::]:1", "192.0.2.1:1", ":1"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		out, err := exec.CommandContext(ctx, testutil.BasaltBinary(t), "--pprof", addr, "--port", "0", "--dir", t.TempDir()).CombinedOutput()
+		cancel()
+		if err == nil || !strings.Contains(string(out), "is not a loopback address") {
+			t.Errorf("basalt --pprof %s: %v\n%s", addr, err, out)
+		}
+	}
+	metrics := testutil.FreePort(t)
+	b := testutil.StartBasalt(t, "", "--metrics-addr", "127.0.0.1:"+strconv.Itoa(metrics))
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(metrics) + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the metrics listener's /debug/pprof/: %s", resp.Status)
+	}
+	c := testutil.Dial(t, b.Addr)
+	if r := c.Do("CONFIG", "SET", "pprof", "127.0.0.1:1"); r.Str != "ERR Unknown option or number of arguments for CONFIG SET - 'pprof'" {
+		t.Errorf("CONFIG SET pprof: %v", r)
+	}
 }
