@@ -98,8 +98,9 @@ func rejectedCalls(info, name string) string {
 // local to Redis) shows the difference.
 func TestProtectedLocal(t *testing.T) {
 	args := []string{"--enable-debug-command", "local", "--enable-module-command", "yes", "--enable-protected-configs", "local", "--protected-mode", "no"}
-	redis := testutil.StartRedis(t, args...)
-	basalt := testutil.StartBasalt(t, "", args...)
+	socks := t.TempDir()
+	redis := testutil.StartRedis(t, append(args, "--unixsocket", filepath.Join(socks, "redis.sock"))...)
+	basalt := testutil.StartBasalt(t, "", append(args, "--unixsocket", filepath.Join(socks, "basalt.sock"))...)
 	missing := filepath.Join(t.TempDir(), "missing.so")
 	script := [][]string{
 		{"DEBUG", "SLEEP", "0"},
@@ -118,12 +119,19 @@ func TestProtectedLocal(t *testing.T) {
 			}
 		}
 	}
+	// The unix socket is local.
+	w, g := testutil.DialUnix(t, filepath.Join(socks, "redis.sock")), testutil.DialUnix(t, filepath.Join(socks, "basalt.sock"))
+	for _, cmd := range script[:1] {
+		if err := testutil.Compare(cmd, w.Do(cmd...), g.Do(cmd...)); err != nil {
+			t.Errorf("over the unix socket: %v", err)
+		}
+	}
 
 	// Protected mode, too, serves only local clients.
 	for _, p := range []*testutil.Proc{redis, basalt} {
 		testutil.Dial(t, p.Addr).Do("CONFIG", "SET", "protected-mode", "yes")
 	}
-	w, g := testutil.DialFrom(t, redis.Addr, "127.0.0.2"), testutil.DialFrom(t, basalt.Addr, "127.0.0.2")
+	w, g = testutil.DialFrom(t, redis.Addr, "127.0.0.2"), testutil.DialFrom(t, basalt.Addr, "127.0.0.2")
 	if err := testutil.Compare([]string{"PING"}, w.Do("PING"), g.Do("PING")); err != nil {
 		t.Errorf("protected mode, from 127.0.0.2: %v", err)
 	}
