@@ -87,21 +87,38 @@ func TestRedisExporter(t *testing.T) {
 func TestRedisExporterReplicas(t *testing.T) {
 	exporter := redisExporter(t)
 	c := testutil.StartCluster(t, 3)
-	leader := c.WaitLeader(t, 10*time.Second)
-	follower := c.Follower(t)
-	m := scrapeExporter(t, exporter, c.Nodes[leader].Addr)
-	if m["redis_connected_slaves"] != 2 || !hasSeries(m, "redis_instance_info", `role="master"`) {
-		t.Errorf("leader: redis_connected_slaves %v, role master %v", m["redis_connected_slaves"], hasSeries(m, "redis_instance_info", `role="master"`))
+	// Until both hold, within a bound: on a loaded machine an election
+	// may move the roles between the scrapes.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		leader := c.WaitLeader(t, 15*time.Second)
+		follower := c.Follower(t)
+		problem := replicationProblem(scrapeExporter(t, exporter, c.Nodes[leader].Addr), scrapeExporter(t, exporter, c.Nodes[follower].Addr))
+		if problem == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(problem)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	m = scrapeExporter(t, exporter, c.Nodes[follower].Addr)
-	if !hasSeries(m, "redis_master_link_up", "") || !hasSeries(m, "redis_instance_info", `role="slave"`) {
-		t.Errorf("follower: no redis_master_link_up or no role slave: %v", m)
+}
+
+// replicationProblem says what a leader's and a follower's scrapes lack
+// ("" if nothing).
+func replicationProblem(leader, follower map[string]float64) string {
+	switch {
+	case !hasSeries(leader, "redis_instance_info", `role="master"`) || leader["redis_connected_slaves"] != 2:
+		return fmt.Sprintf("leader: not role master with redis_connected_slaves 2: %v", leader)
+	case !hasSeries(follower, "redis_instance_info", `role="slave"`) || !hasSeries(follower, "redis_master_link_up", ""):
+		return fmt.Sprintf("follower: not role slave with redis_master_link_up: %v", follower)
 	}
-	for s, v := range m {
+	for s, v := range follower {
 		if strings.HasPrefix(s, "redis_master_link_up{") && v != 1 {
-			t.Errorf("follower: %s %v", s, v)
+			return fmt.Sprintf("follower: %s %v", s, v)
 		}
 	}
+	return ""
 }
 
 // scrapeExporter runs redis_exporter against a server on a free port and
