@@ -375,6 +375,9 @@ func (c *Client) dispatch(argv [][]byte) {
 		return
 	}
 	c.lastCmd.Store(&kind.Name)
+	if c.refuseProtected(kind) {
+		return
+	}
 	if !c.authed && cmd.Flags&command.NoAuth == 0 {
 		c.rejected = kind
 		c.rejectInMulti()

@@ -60,6 +60,12 @@ type Config struct {
 	NotApplied []string
 	includes   int // config files being read, nested by include
 
+	// Dangerous surfaces (protect.go): "no", "yes" or "local" (from
+	// loopback or the unix socket only), as in Redis 7.0.
+	EnableDebugCommand     string
+	EnableModuleCommand    string
+	EnableProtectedConfigs string
+
 	// Trust (trustConfig below): protected mode, and the secret that
 	// authenticates node-to-node traffic.
 	ProtectedMode bool

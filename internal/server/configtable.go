@@ -40,6 +40,7 @@ type paramFlag int
 
 const (
 	immutable paramFlag = 1 << iota // set only at start (CONFIG SET refuses)
+	protected                       // CONFIG SET refuses it unless enable-protected-configs allows (protect.go)
 	multiArg                        // takes several arguments on a config line
 	percentOK                       // memParam that also takes "N%" (maxmemory-clients)
 	secret                          // never shown by CONFIG GET nor written by CONFIG REWRITE
@@ -75,7 +76,6 @@ const (
 	notTLS      = "basalt does not serve TLS yet"
 	notModules  = "basalt has no module API"
 	notACL      = "basalt has no ACL users yet: requirepass guards the default user"
-	notProtect  = "basalt refuses no CONFIG SET for being protected"
 	notDaemon   = "basalt runs in the foreground: let the service manager daemonize and supervise it"
 	notSaved    = "basalt writes RDB files only on SAVE and BGSAVE: every write is already durable in its log"
 	notMinRepl  = "a write is acknowledged once a majority of the Raft group has it, whatever this says"
@@ -104,8 +104,8 @@ var params = []param{
 	{name: "bind-source-addr", kind: stringParam, unused: notRepl},
 
 	// Files, logs and the process.
-	{name: "dir", kind: stringParam, def: "./basalt-data", flags: immutable, ptr: func(c *Config) any { return &c.Dir }},
-	{name: "dbfilename", kind: specialParam, def: "dump.rdb", set: setDBFilename, get: func(c *Config) string { return c.DBFilename }},
+	{name: "dir", kind: stringParam, def: "./basalt-data", flags: immutable | protected, ptr: func(c *Config) any { return &c.Dir }},
+	{name: "dbfilename", kind: specialParam, def: "dump.rdb", flags: protected, set: setDBFilename, get: func(c *Config) string { return c.DBFilename }},
 	{name: "logfile", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.LogFile }},
 	{name: "loglevel", kind: enumParam, enum: []string{"debug", "verbose", "notice", "warning"}, def: "notice",
 		ptr: func(c *Config) any { return &c.LogLevel }, apply: func(_ *Server, c Config) { setLogLevel(c.LogLevel) }},
@@ -139,11 +139,15 @@ var params = []param{
 	{name: "shutdown-timeout", kind: intParam, max: intMax, def: "10", unused: notRepl},
 	{name: "shutdown-on-sigint", kind: enumParam, enum: []string{"default", "save", "nosave", "now", "force"}, def: "default", flags: multiArg, unused: "a signal stops basalt once its acknowledged writes are on disk"},
 	{name: "shutdown-on-sigterm", kind: enumParam, enum: []string{"default", "save", "nosave", "now", "force"}, def: "default", flags: multiArg, unused: "a signal stops basalt once its acknowledged writes are on disk"},
-	{name: "enable-protected-configs", kind: enumParam, enum: []string{"no", "yes", "local"}, def: "no", flags: immutable, unused: notProtect},
-	{name: "enable-debug-command", kind: enumParam, enum: []string{"no", "yes", "local"}, def: "no", flags: immutable, unused: "DEBUG is always allowed"},
-	{name: "enable-module-command", kind: enumParam, enum: []string{"no", "yes", "local"}, def: "no", flags: immutable, unused: notModules},
 	{name: "gomaxprocs", kind: intParam, max: 1024, def: "0", ptr: func(c *Config) any { return &c.GoMaxProcs }, apply: func(_ *Server, c Config) { setGoMaxProcs(c.GoMaxProcs) }},
 	{name: "metrics-addr", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.MetricsAddr }},
+
+	// Dangerous surfaces, as in Redis 7.0 (protect.go): DEBUG, MODULE
+	// LOAD/UNLOAD and CONFIG SET of the protected parameters (dir,
+	// dbfilename) are refused unless these allow them.
+	{name: "enable-debug-command", kind: enumParam, enum: protectedAction, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.EnableDebugCommand }},
+	{name: "enable-module-command", kind: enumParam, enum: protectedAction, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.EnableModuleCommand }},
+	{name: "enable-protected-configs", kind: enumParam, enum: protectedAction, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.EnableProtectedConfigs }},
 
 	// Memory.
 	{name: "maxmemory", kind: memParam, max: int64Max, def: "0", ptr: func(c *Config) any { return &c.MaxMemory }, apply: func(_ *Server, c Config) { setMemoryLimit(c) }},

@@ -186,14 +186,14 @@ func shardConfig(cfg Config) shard.Config {
 const errProtected = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
 
 // protectedRefuses is Redis's protected mode: with protected-mode yes and
-// no password, only clients on loopback are served.
+// no password, only local clients (127.0.0.1, ::1, the unix socket) are
+// served.
 func (s *Server) protectedRefuses(nc net.Conn) bool {
 	cfg := s.config()
 	if !cfg.ProtectedMode || cfg.RequirePass != "" {
 		return false
 	}
-	addr, ok := nc.RemoteAddr().(*net.TCPAddr)
-	return ok && !addr.IP.IsLoopback()
+	return !isLocalAddr(nc.RemoteAddr())
 }
 
 // ShutdownRequested is closed when a client asks the server to stop.

@@ -335,9 +335,11 @@ func StartRedis(t testing.TB, extraArgs ...string) *Proc {
 	})
 }
 
-// StartBasalt starts basalt with --bind 127.0.0.1 --port P --dir dir plus
-// args (dir "" means a fresh t.TempDir()) and waits until it answers PING.
-// Its output goes to dir/basalt.log, whose tail is logged if the test fails.
+// StartBasalt starts basalt with --bind 127.0.0.1 --port P --dir dir
+// --enable-debug-command yes plus args (dir "" means a fresh t.TempDir())
+// and waits until it answers PING. DEBUG is on because tests use DEBUG
+// DIGEST and DEBUG SLEEP; args may turn it off. Its output goes to
+// dir/basalt.log, whose tail is logged if the test fails.
 func StartBasalt(t testing.TB, dir string, args ...string) *Proc {
 	t.Helper()
 	bin := BasaltBinary(t)
@@ -345,7 +347,7 @@ func StartBasalt(t testing.TB, dir string, args ...string) *Proc {
 		dir = t.TempDir()
 	}
 	return newProc(t, "basalt", bin, dir, "basalt.log", true, func(port int) []string {
-		return append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir}, args...)
+		return append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--enable-debug-command", "yes"}, args...)
 	})
 }
 
