@@ -24,6 +24,7 @@ type Server struct {
 	mu  sync.Mutex
 	cfg Config
 	lns []net.Listener // listen.go
+	tls *serverTLS     // tls-port and tls-cluster's certificates (tls.go), nil without TLS
 	// shards are the Raft groups this node serves (shards.go): one
 	// without cluster mode; with it, each serves the slots topo gives it,
 	// and slotShard maps each slot to its shard.
@@ -83,10 +84,11 @@ func New(cfg Config) (*Server, error) {
 	if err := checkRaftTrust(cfg); err != nil {
 		return nil, err
 	}
-	serverTLS, clientTLS, err := raftTLS(cfg)
+	tlsState, err := newServerTLS(cfg)
 	if err != nil {
 		return nil, err
 	}
+	serverTLS, clientTLS := raftTLS(cfg, tlsState)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -121,6 +123,7 @@ func New(cfg Config) (*Server, error) {
 		hub:      hub,
 		origins:  origins,
 		shutdown: make(chan struct{}),
+		tls:      tlsState,
 	}
 	s.refusedLog.Period = refusedLogEvery
 	if topo != nil {
@@ -153,7 +156,7 @@ func shardConfig(cfg Config) shard.Config {
 		ID:             max(cfg.NodeID, 1),
 		RaftAddr:       cfg.RaftAddr,
 		Join:           cfg.Join,
-		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(cfg.Port)),
+		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(clientPort(cfg))),
 		RaftDir:        filepath.Join(cfg.Dir, "raft"),
 		Fsync:          cfg.AppendFsync,
 		LogRetain:      uint64(cfg.LogRetain),
