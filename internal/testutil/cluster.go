@@ -20,6 +20,13 @@ type Cluster struct {
 // waits until they agree on a leader.
 func StartCluster(t testing.TB, n int, args ...string) *Cluster {
 	t.Helper()
+	return StartClusterEach(t, n, func(int) []string { return args })
+}
+
+// StartClusterEach is StartCluster with the args of each node: Nodes[i]
+// gets args(i).
+func StartClusterEach(t testing.TB, n int, args func(i int) []string) *Cluster {
+	t.Helper()
 	c := &Cluster{}
 	var members []string
 	for i := 1; i <= n; i++ {
@@ -29,7 +36,7 @@ func StartCluster(t testing.TB, n int, args ...string) *Cluster {
 	}
 	for i := 1; i <= n; i++ {
 		a := append([]string{"--node-id", strconv.Itoa(i), "--raft-addr", c.RaftAdr[i-1],
-			"--initial-cluster", strings.Join(members, ",")}, args...)
+			"--initial-cluster", strings.Join(members, ",")}, args(i-1)...)
 		c.Nodes = append(c.Nodes, StartBasalt(t, "", a...))
 	}
 	c.WaitLeader(t, 15*time.Second)

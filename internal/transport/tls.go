@@ -111,48 +111,35 @@ func (f CertFiles) caPool() (*x509.CertPool, error) {
 			return nil, fmt.Errorf("Failed to configure CA certificate(s) file: %s holds no PEM certificate", f.CAFile)
 		}
 	}
-	if f.CADir != "" {
-		files, err := f.caDirFiles()
-		if err != nil {
-			return nil, fmt.Errorf("Failed to configure CA certificate(s) directory: %w", err)
-		}
-		for _, name := range files {
-			if pem, err := os.ReadFile(name); err == nil {
-				pool.AppendCertsFromPEM(pem) // other files are skipped, as OpenSSL does
-			}
+	for _, name := range f.caDirFiles() {
+		if pem, err := os.ReadFile(name); err == nil {
+			pool.AppendCertsFromPEM(pem) // other files are skipped, as OpenSSL does
 		}
 	}
 	return pool, nil
 }
 
-func (f CertFiles) caDirFiles() ([]string, error) {
-	entries, err := os.ReadDir(f.CADir)
-	if err != nil {
-		return nil, err
+// caDirFiles lists the CA directory's files. As OpenSSL, which looks in
+// it only when it verifies, a directory that cannot be read holds none.
+func (f CertFiles) caDirFiles() []string {
+	if f.CADir == "" {
+		return nil
 	}
+	entries, _ := os.ReadDir(f.CADir)
 	var out []string
 	for _, e := range entries {
 		if !e.IsDir() {
 			out = append(out, filepath.Join(f.CADir, e.Name()))
 		}
 	}
-	return out, nil
+	return out
 }
 
 // stamp sums up the files' modification times and sizes: a change of
 // any makes Current read them again.
 func (f CertFiles) stamp() (string, error) {
-	names := []string{f.Cert, f.Key, f.ClientCert, f.ClientKey, f.CAFile}
-	if f.CADir != "" {
-		files, err := f.caDirFiles()
-		if err != nil {
-			return "", fmt.Errorf("Failed to configure CA certificate(s) directory: %w", err)
-		}
-		names = append(names, f.CADir)
-		names = append(names, files...)
-	}
 	stamp := ""
-	for _, name := range names {
+	for _, name := range []string{f.Cert, f.Key, f.ClientCert, f.ClientKey, f.CAFile} {
 		if name == "" {
 			continue
 		}
@@ -161,6 +148,11 @@ func (f CertFiles) stamp() (string, error) {
 			return "", err
 		}
 		stamp += fmt.Sprintf("%s %d %d;", name, st.ModTime().UnixNano(), st.Size())
+	}
+	for _, name := range append([]string{f.CADir}, f.caDirFiles()...) { // the directory may be missing
+		if st, err := os.Stat(name); err == nil {
+			stamp += fmt.Sprintf("%s %d %d;", name, st.ModTime().UnixNano(), st.Size())
+		}
 	}
 	return stamp, nil
 }
