@@ -535,3 +535,27 @@ func mutualTLS(t *testing.T, cert, key, ca string) (server, client *tls.Config) 
 	}
 	return transport.MutualTLS(certs)
 }
+
+// TestProtectedModeTLS: protected mode refuses a TLS client from another
+// address as it refuses a plain one, with Redis's DENIED text sent after
+// the handshake.
+func TestProtectedModeTLS(t *testing.T) {
+	n := newNetns(t)
+	dir := t.TempDir()
+	cert, key, ca := testutil.WriteCerts(t, dir, "protected")
+	tlsPort := strconv.Itoa(testutil.FreePort(t))
+	basalt := testutil.StartBasalt(t, "", "--bind", "0.0.0.0", "--tls-port", tlsPort, "--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca)
+	cli := func(args ...string) string {
+		out, _ := exec.Command("ip", append([]string{"netns", "exec", n.name, "redis-cli", "-h", n.hostIP, "-p", tlsPort,
+			"--tls", "--cacert", ca, "--cert", cert, "--key", key}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	if got := cli("PING"); !strings.Contains(got, "DENIED Redis is running in protected mode") {
+		t.Errorf("a TLS client from %s got %q", n.nsIP, got)
+	}
+	local := testutil.Dial(t, basalt.Addr)
+	expect(t, local.Do("CONFIG", "SET", "protected-mode", "no"), "+OK")
+	if got := cli("PING"); strings.TrimSpace(got) != "PONG" {
+		t.Errorf("with protected-mode no: %q", got)
+	}
+}
