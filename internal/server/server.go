@@ -88,7 +88,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	serverTLS, clientTLS := raftTLS(cfg, tlsState)
+	raftServerTLS, raftClientTLS := raftTLS(cfg, tlsState)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxClients = fds.maxClients
 	hub := newHub(cfg.OutputLimits[pubsubClass])
 	sc := shardConfig(cfg)
-	sc.ServerTLS, sc.ClientTLS = serverTLS, clientTLS
+	sc.ServerTLS, sc.ClientTLS = raftServerTLS, raftClientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
 	origins := newOrigins(sc.ID)

@@ -90,6 +90,12 @@ func tryTLS(s *Server, cfg Config) error {
 // parseTLSSettings checks what tlsConfigure and createSSLContext check,
 // with their messages.
 func parseTLSSettings(cfg Config) (*tlsSettings, error) {
+	if cfg.TLSCertFile == "" {
+		return nil, errors.New("No tls-cert-file configured!")
+	}
+	if cfg.TLSKeyFile == "" {
+		return nil, errors.New("No tls-key-file configured!")
+	}
 	set := &tlsSettings{tickets: cfg.TLSSessionCaching}
 	switch cfg.TLSAuthClients {
 	case "no":

@@ -63,13 +63,13 @@ func (c *Certs) load(f CertFiles, force bool) error {
 	if stamp == c.stamp && !force {
 		return nil
 	}
-	pair, err := loadPair(f.Cert, f.Key, "tls-cert-file", "tls-key-file")
+	pair, err := loadPair(f.Cert, f.Key)
 	if err != nil {
 		return err
 	}
 	client := pair
-	if f.ClientCert != "" || f.ClientKey != "" {
-		if client, err = loadPair(f.ClientCert, f.ClientKey, "tls-client-cert-file", "tls-client-key-file"); err != nil {
+	if f.ClientCert != "" && f.ClientKey != "" { // as Redis, which needs both
+		if client, err = loadPair(f.ClientCert, f.ClientKey); err != nil {
 			return err
 		}
 	}
@@ -81,13 +81,7 @@ func (c *Certs) load(f CertFiles, force bool) error {
 	return nil
 }
 
-func loadPair(cert, key, certName, keyName string) (*tls.Certificate, error) {
-	if cert == "" {
-		return nil, fmt.Errorf("No %s configured!", certName)
-	}
-	if key == "" {
-		return nil, fmt.Errorf("No %s configured!", keyName)
-	}
+func loadPair(cert, key string) (*tls.Certificate, error) {
 	pair, err := tls.LoadX509KeyPair(cert, key)
 	if err != nil {
 		return nil, fmt.Errorf("Failed to load certificate or private key: %s, %s: %w", cert, key, err)
