@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"fmt"
 	"slices"
 	"strings"
@@ -253,7 +254,11 @@ func (c *Client) clientType() string {
 
 // connFD returns the socket's file descriptor without duplicating it.
 func connFD(c *Client) int {
-	sc, ok := c.nc.(syscall.Conn)
+	nc := c.nc
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn() // a TLS client's socket
+	}
+	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return -1
 	}
