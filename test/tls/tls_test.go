@@ -256,6 +256,15 @@ func TestTLSOnly(t *testing.T) {
 	if v, err := goRedis(t, p.Addr, c.client(t, true)).Get(ctx, "k").Result(); err != nil || v != "v" {
 		t.Errorf("GET once maxclients allows it: %q, %v", v, err)
 	}
+	// MIGRATE to another TLS-only server goes over TLS, as Redis's does
+	// between nodes with tls-cluster.
+	target := testutil.StartBasaltTLS(t, c.client(t, true), c.serverArgs()...)
+	if err := rc.Migrate(ctx, "127.0.0.1", strconv.Itoa(target.Port), "k", 0, 5*time.Second).Err(); err != nil {
+		t.Fatalf("MIGRATE over TLS: %v", err)
+	}
+	if v, err := goRedis(t, target.Addr, c.client(t, true)).Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Errorf("the migrated key: %q, %v", v, err)
+	}
 }
 
 // TestReload: CONFIG SET of the files makes new connections see the new
