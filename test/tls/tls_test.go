@@ -160,6 +160,12 @@ func TestMutualTLS(t *testing.T) {
 	ctx := context.Background()
 	c := newCerts(t, "mtls")
 	p, tlsAddr := startTLS(t, c)
+	// A connection that never starts its handshake holds up no other.
+	silent, err := net.DialTimeout("tcp", tlsAddr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
 	if err := goRedis(t, tlsAddr, c.client(t, false)).Ping(ctx).Err(); err == nil {
 		t.Fatal("a client without a certificate was served under tls-auth-clients yes")
 	}
