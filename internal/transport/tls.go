@@ -129,8 +129,8 @@ func (f CertFiles) caDirFiles() []string {
 	return out
 }
 
-// stamp sums up the files' modification times and sizes: a change of
-// any makes Current read them again.
+// stamp sums up the files' modification times and sizes: a change makes
+// Current read them again.
 func (f CertFiles) stamp() (string, error) {
 	stamp := ""
 	for _, name := range []string{f.Cert, f.Key, f.ClientCert, f.ClientKey, f.CAFile} {
@@ -143,10 +143,11 @@ func (f CertFiles) stamp() (string, error) {
 		}
 		stamp += fmt.Sprintf("%s %d %d;", name, st.ModTime().UnixNano(), st.Size())
 	}
-	for _, name := range append([]string{f.CADir}, f.caDirFiles()...) { // the directory may be missing
-		if st, err := os.Stat(name); err == nil {
-			stamp += fmt.Sprintf("%s %d %d;", name, st.ModTime().UnixNano(), st.Size())
-		}
+	// The CA directory (which may be missing) by its own time, which a
+	// file added, removed or renamed there changes: its files are not
+	// looked at for each handshake (it may be /etc/ssl/certs).
+	if st, err := os.Stat(f.CADir); err == nil {
+		stamp += fmt.Sprintf("%s %d;", f.CADir, st.ModTime().UnixNano())
 	}
 	return stamp, nil
 }
