@@ -495,3 +495,70 @@ func TestCADir(t *testing.T) {
 		t.Errorf("a client whose CA was added to tls-ca-cert-dir: %v", err)
 	}
 }
+
+// TestProtocolsAndCiphers: tls-protocols, tls-ciphers and
+// tls-session-caching take effect for the next handshakes.
+func TestProtocolsAndCiphers(t *testing.T) {
+	ctx := context.Background()
+	c := newCerts(t, "proto")
+	p, tlsAddr := startTLS(t, c)
+	admin := testutil.Dial(t, p.Addr)
+	tls12 := c.client(t, true)
+	tls12.MaxVersion = tls.VersionTLS12
+
+	if r := admin.Do("CONFIG", "SET", "tls-protocols", "TLSv1.3"); r.String() != "+OK" {
+		t.Fatal(r)
+	}
+	if err := goRedis(t, tlsAddr, tls12).Ping(ctx).Err(); err == nil {
+		t.Error("a TLS 1.2 client was served under tls-protocols TLSv1.3")
+	}
+	if v := handshakeState(t, tlsAddr, c.client(t, true)).Version; v != tls.VersionTLS13 {
+		t.Errorf("version %x under tls-protocols TLSv1.3", v)
+	}
+
+	if r := admin.Do("CONFIG", "SET", "tls-protocols", "TLSv1.2", "tls-ciphers", "ECDHE-ECDSA-AES256-GCM-SHA384"); r.String() != "+OK" {
+		t.Fatal(r)
+	}
+	if v := handshakeState(t, tlsAddr, c.client(t, true)).Version; v != tls.VersionTLS12 {
+		t.Errorf("version %x under tls-protocols TLSv1.2", v)
+	}
+	if cs := handshakeState(t, tlsAddr, tls12).CipherSuite; cs != tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 {
+		t.Errorf("cipher suite %s, not the one tls-ciphers names", tls.CipherSuiteName(cs))
+	}
+	other := tls12.Clone()
+	other.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}
+	if err := goRedis(t, tlsAddr, other).Ping(ctx).Err(); err == nil {
+		t.Error("a client without the suite tls-ciphers names was served")
+	}
+
+	// Session resumption: on by default, off with tls-session-caching no.
+	if r := admin.Do("CONFIG", "SET", "tls-protocols", "", "tls-ciphers", ""); r.String() != "+OK" {
+		t.Fatal(r)
+	}
+	resumed := func() bool {
+		cfg := c.client(t, true)
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+		var last bool
+		for range 2 {
+			tc, err := tls.Dial("tcp", tlsAddr, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.Write(testutil.Command("PING")) // the reply brings the session ticket
+			tc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			tc.Read(make([]byte, 16))
+			last = tc.ConnectionState().DidResume
+			tc.Close()
+		}
+		return last
+	}
+	if !resumed() {
+		t.Error("no session was resumed under tls-session-caching yes")
+	}
+	if r := admin.Do("CONFIG", "SET", "tls-session-caching", "no"); r.String() != "+OK" {
+		t.Fatal(r)
+	}
+	if resumed() {
+		t.Error("a session was resumed under tls-session-caching no")
+	}
+}
