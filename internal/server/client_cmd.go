@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/tls"
 	"fmt"
 	"slices"
 	"strings"
@@ -255,7 +254,7 @@ func (c *Client) clientType() string {
 // connFD returns the socket's file descriptor without duplicating it.
 func connFD(c *Client) int {
 	nc := c.nc
-	if tc, ok := nc.(*tls.Conn); ok {
+	if tc, ok := nc.(tlsConn); ok {
 		nc = tc.NetConn() // a TLS client's socket
 	}
 	sc, ok := nc.(syscall.Conn)

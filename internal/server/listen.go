@@ -143,7 +143,7 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			continue
 		}
 		if isTLS {
-			nc = tls.Server(nc, s.tls.serve)
+			nc = tlsConn{tls.Server(nc, s.tls.serve)}
 		}
 		c := newClient(s, nc)
 		s.mu.Lock()
@@ -166,7 +166,7 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 // admit runs on a new client's goroutine, where a slow one stalls no
 // other: the TLS handshake, then protected mode, in Redis's order.
 func (s *Server) admit(nc net.Conn) bool {
-	if tc, ok := nc.(*tls.Conn); ok && !s.handshake(tc) {
+	if tc, ok := nc.(tlsConn); ok && !s.handshake(tc) {
 		return false
 	}
 	if s.protectedRefuses(nc) {

@@ -219,9 +219,17 @@ func (t *serverTLS) serverConfig() *tls.Config {
 // over TLS (acceptLoop).
 type tlsListener struct{ net.Listener }
 
+// tlsConn is a TLS client's connection. Its Close closes the socket at
+// once: tls.Conn's would first send close_notify, waiting up to 5 s on a
+// client that reads nothing, and CLIENT KILL or a shutdown must not wait
+// (RESP needs no close_notify: every reply says its length).
+type tlsConn struct{ *tls.Conn }
+
+func (c tlsConn) Close() error { return c.NetConn().Close() }
+
 // handshake runs a TLS client's handshake, bounded in time; a failure is
 // logged (at most every refusedLogEvery) and ends the connection.
-func (s *Server) handshake(tc *tls.Conn) bool {
+func (s *Server) handshake(tc tlsConn) bool {
 	tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
 	err := tc.Handshake()
 	tc.SetDeadline(time.Time{})
