@@ -147,9 +147,13 @@ func TestGoRedis(t *testing.T) {
 	if err := conn.ClientSetName(ctx, "idle").Err(); err != nil {
 		t.Fatal(err)
 	}
+	if list, err := rc.ClientList(ctx).Result(); err != nil || !strings.Contains(list, "name=idle") {
+		t.Fatalf("CLIENT LIST before the timeout: %v\n%s", err, list)
+	}
 	time.Sleep(2500 * time.Millisecond)
-	if list, _ := rc.ClientList(ctx).Result(); strings.Contains(list, "name=idle") {
-		t.Errorf("an idle TLS client outlived timeout 1:\n%s", list)
+	list, err := goRedis(t, tlsAddr, c.client(t, true)).ClientList(ctx).Result()
+	if err != nil || strings.Contains(list, "name=idle") {
+		t.Errorf("an idle TLS client outlived timeout 1: %v\n%s", err, list)
 	}
 }
 
@@ -244,7 +248,7 @@ func TestTLSOnly(t *testing.T) {
 	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	// maxclients 1, and rc holds the one place.
+	// maxclients 1: the clients connected already fill it.
 	conn := rc.Conn()
 	defer conn.Close()
 	if err := conn.ConfigSet(ctx, "maxclients", "1").Err(); err != nil {
