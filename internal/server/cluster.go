@@ -232,9 +232,9 @@ func (s *Server) nodeUp(id uint64) bool {
 func (c *Client) nodeAddr(id uint64) (ip string, port int) {
 	if id == c.srv.topo.NodeID {
 		if a, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
-			return a.IP.String(), c.srv.config().Port
+			return a.IP.String(), clientPort(c.srv.config())
 		}
-		return c.srv.config().Bind, c.srv.config().Port
+		return c.srv.config().Bind, clientPort(c.srv.config())
 	}
 	if c.srv.host == nil {
 		return "", 0
@@ -364,6 +364,10 @@ func (c *Client) clusterSlots(w *resp.Writer) {
 
 func (c *Client) clusterShards(w *resp.Writer) {
 	entries := c.srv.slotGroups()
+	portField := "port"
+	if announcesTLS(c.srv.config()) {
+		portField = "tls-port" // as Redis's in a TLS cluster
+	}
 	w.ArrayLen(len(entries))
 	for _, e := range entries {
 		w.MapLen(2)
@@ -387,7 +391,7 @@ func (c *Client) clusterShards(w *resp.Writer) {
 			w.MapLen(7)
 			w.BulkString("id")
 			w.BulkString(c.srv.topo.Node(id).Name)
-			w.BulkString("port")
+			w.BulkString(portField)
 			w.Int(int64(port))
 			w.BulkString("ip")
 			w.BulkString(ip)

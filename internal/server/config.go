@@ -75,6 +75,13 @@ type Config struct {
 	// the Raft traffic here), with redis.conf's file settings.
 	TLSCluster                         bool
 	TLSCertFile, TLSKeyFile, TLSCAFile string
+	// TLS for clients (tls.go): the port, and how clients are served.
+	TLSPort                                  int
+	TLSCADir                                 string
+	TLSClientCertFile, TLSClientKeyFile      string // shown when this node dials a peer
+	TLSAuthClients                           string // no, yes, optional
+	TLSProtocols, TLSCiphers, TLSCipherSuite string
+	TLSSessionCaching                        bool
 
 	// Replication (etcd's flag names). A server without RaftAddr is a group
 	// of one voter.

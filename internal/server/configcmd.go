@@ -145,6 +145,15 @@ func configSet(c *Client, args [][]byte) {
 			return
 		}
 	}
+	for _, name := range set {
+		if try := lookupParam(name).try; try != nil {
+			if err := try(s, cfg); err != nil {
+				s.mu.Unlock()
+				failed(name, err.Error())
+				return
+			}
+		}
+	}
 	s.cfg = cfg
 	s.mu.Unlock()
 	for _, name := range set {

@@ -22,7 +22,8 @@ import (
 // An entry with ptr sets a Config field; one without is accepted, checked
 // and kept in Config.Other for CONFIG GET and REWRITE, and unused says
 // why basalt does not apply it (logged when a file or flag sets it).
-// apply runs after CONFIG SET changed the parameter.
+// apply runs after CONFIG SET changed the parameter; try runs before the
+// change is kept, and its error refuses it (what is in use stays).
 
 type paramKind int
 
@@ -57,6 +58,7 @@ type param struct {
 	set         func(*Config, string) error
 	get         func(*Config) string
 	apply       func(*Server, Config)
+	try         func(*Server, Config) error
 	unused      string
 }
 
@@ -73,7 +75,10 @@ const (
 	notSyslog   = "basalt logs to logfile or standard output, not to syslog"
 	notLazy     = "basalt already deletes big keys in O(1) for the caller (range deletions)"
 	notDefrag   = "basalt's memory is Go's heap and Pebble's cache; there is no allocator to defragment"
-	notTLS      = "basalt does not serve TLS yet"
+	notTLSCache = "Go's TLS resumes sessions with tickets, which need no server-side cache; tls-session-caching no turns them off"
+	notTLSPass  = "basalt reads unencrypted private keys only"
+	notTLSOrder = "Go's TLS chooses the cipher suite itself, by what the hardware accelerates"
+	notTLSDH    = "Go's TLS exchanges keys with elliptic curves only: no DH parameters are needed"
 	notModules  = "basalt has no module API"
 	notACL      = "basalt has no ACL users yet: requirepass guards the default user"
 	notDaemon   = "basalt runs in the foreground: let the service manager daemonize and supervise it"
@@ -290,27 +295,29 @@ var params = []param{
 	{name: "aclfile", kind: stringParam, flags: immutable, unused: notACL},
 	{name: "acl-pubsub-default", kind: enumParam, enum: []string{"allchannels", "resetchannels"}, def: "resetchannels", unused: notACL},
 
-	// TLS (Debian's redis-server is built with it).
-	{name: "tls-port", kind: intParam, max: 65535, def: "0", unused: notTLS},
-	{name: "tls-session-cache-size", kind: intParam, max: intMax, def: "20480", unused: notTLS},
-	{name: "tls-session-cache-timeout", kind: intParam, max: intMax, def: "300", unused: notTLS},
+	// TLS (tls.go): tls-port serves clients, tls-cluster the Raft traffic.
+	// CONFIG SET of the files and settings reloads them (tryTLS), or
+	// refuses and keeps those in use.
+	{name: "tls-port", kind: intParam, max: 65535, def: "0", flags: immutable, ptr: func(c *Config) any { return &c.TLSPort }},
+	{name: "tls-session-cache-size", kind: intParam, max: intMax, def: "20480", unused: notTLSCache},
+	{name: "tls-session-cache-timeout", kind: intParam, max: intMax, def: "300", unused: notTLSCache},
 	{name: "tls-cluster", kind: boolParam, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.TLSCluster }},
 	{name: "tls-replication", kind: boolParam, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.TLSCluster }}, // both mean the Raft traffic
-	{name: "tls-auth-clients", kind: enumParam, enum: []string{"no", "yes", "optional"}, def: "yes", unused: notTLS},
-	{name: "tls-prefer-server-ciphers", kind: boolParam, def: "no", unused: notTLS},
-	{name: "tls-session-caching", kind: boolParam, def: "yes", unused: notTLS},
-	{name: "tls-cert-file", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.TLSCertFile }},
-	{name: "tls-key-file", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.TLSKeyFile }},
-	{name: "tls-key-file-pass", kind: stringParam, unused: notTLS},
-	{name: "tls-client-cert-file", kind: stringParam, unused: notTLS},
-	{name: "tls-client-key-file", kind: stringParam, unused: notTLS},
-	{name: "tls-client-key-file-pass", kind: stringParam, unused: notTLS},
-	{name: "tls-dh-params-file", kind: stringParam, unused: notTLS},
-	{name: "tls-ca-cert-file", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.TLSCAFile }},
-	{name: "tls-ca-cert-dir", kind: stringParam, unused: notTLS},
-	{name: "tls-protocols", kind: stringParam, unused: notTLS},
-	{name: "tls-ciphers", kind: stringParam, unused: notTLS},
-	{name: "tls-ciphersuites", kind: stringParam, unused: notTLS},
+	{name: "tls-auth-clients", kind: enumParam, enum: []string{"no", "yes", "optional"}, def: "yes", ptr: func(c *Config) any { return &c.TLSAuthClients }, try: tryTLS},
+	{name: "tls-prefer-server-ciphers", kind: boolParam, def: "no", unused: notTLSOrder},
+	{name: "tls-session-caching", kind: boolParam, def: "yes", ptr: func(c *Config) any { return &c.TLSSessionCaching }, try: tryTLS},
+	{name: "tls-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCertFile }, try: tryTLS},
+	{name: "tls-key-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSKeyFile }, try: tryTLS},
+	{name: "tls-key-file-pass", kind: stringParam, unused: notTLSPass},
+	{name: "tls-client-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientCertFile }, try: tryTLS},
+	{name: "tls-client-key-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientKeyFile }, try: tryTLS},
+	{name: "tls-client-key-file-pass", kind: stringParam, unused: notTLSPass},
+	{name: "tls-dh-params-file", kind: stringParam, unused: notTLSDH},
+	{name: "tls-ca-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCAFile }, try: tryTLS},
+	{name: "tls-ca-cert-dir", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCADir }, try: tryTLS},
+	{name: "tls-protocols", kind: stringParam, ptr: func(c *Config) any { return &c.TLSProtocols }, try: tryTLS},
+	{name: "tls-ciphers", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCiphers }, try: tryTLS},
+	{name: "tls-ciphersuites", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCipherSuite }, try: tryTLS},
 }
 
 // paramsByName finds a parameter by its name or alias, lower-cased.

@@ -257,7 +257,7 @@ func (c *Client) dialLeader(addr string) error {
 	if addr == "" {
 		return errNoLeader
 	}
-	nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	nc, err := c.srv.dialNode(addr, 2*time.Second)
 	if err != nil {
 		return err
 	}

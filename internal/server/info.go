@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -96,7 +97,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("process_id", os.Getpid())
 		add("process_supervised", "no")
 		add("run_id", s.runID)
-		add("tcp_port", cfg.Port)
+		add("tcp_port", cmp.Or(cfg.Port, cfg.TLSPort)) // as Redis
 		add("server_time_usec", now.UnixMicro())
 		add("uptime_in_seconds", up)
 		add("uptime_in_days", up/86400)

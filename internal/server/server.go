@@ -24,6 +24,7 @@ type Server struct {
 	mu  sync.Mutex
 	cfg Config
 	lns []net.Listener // listen.go
+	tls *serverTLS     // tls-port and tls-cluster's certificates (tls.go), nil without TLS
 	// shards are the Raft groups this node holds a replica of (shards.go):
 	// one without cluster mode; with it, each serves the slots topo gives
 	// it. shardAt is the node's replica of each of topo's shards (nil: held
@@ -88,10 +89,11 @@ func New(cfg Config) (*Server, error) {
 	if err := checkRaftTrust(cfg); err != nil {
 		return nil, err
 	}
-	serverTLS, clientTLS, err := raftTLS(cfg)
+	tlsState, err := newServerTLS(cfg)
 	if err != nil {
 		return nil, err
 	}
+	raftServerTLS, raftClientTLS := raftTLS(cfg, tlsState)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -102,7 +104,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxClients = fds.maxClients
 	hub := newHub(cfg.OutputLimits[pubsubClass])
 	sc := shardConfig(cfg)
-	sc.ServerTLS, sc.ClientTLS = serverTLS, clientTLS
+	sc.ServerTLS, sc.ClientTLS = raftServerTLS, raftClientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
 	origins := newOrigins(sc.ID)
@@ -132,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 		relay:    relay,
 		origins:  origins,
 		shutdown: make(chan struct{}),
+		tls:      tlsState,
 	}
 	s.refusedLog.Period = refusedLogEvery
 	if topo != nil {
@@ -165,7 +168,7 @@ func shardConfig(cfg Config) shard.Config {
 		ID:             max(cfg.NodeID, 1),
 		RaftAddr:       cfg.RaftAddr,
 		Join:           cfg.Join,
-		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(cfg.Port)),
+		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(clientPort(cfg))),
 		RaftDir:        filepath.Join(cfg.Dir, "raft"),
 		Fsync:          cfg.AppendFsync,
 		LogRetain:      uint64(cfg.LogRetain),

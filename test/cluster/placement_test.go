@@ -22,7 +22,7 @@ import (
 // nodes that hold none of them learn too; and each shard's replicas agree.
 func TestShardedPlacement(t *testing.T) {
 	c := testutil.StartNodes(t, 5, "--cluster-enabled", "yes", "--cluster-shards", "5")
-	waitBalanced(t, c, 1, 20*time.Second)
+	c.WaitBalanced(t, 20*time.Second, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 
@@ -133,7 +133,7 @@ func TestShardedPlacement(t *testing.T) {
 	write(2)
 	check("with node 1 down")
 	c.Nodes[0].Restart(t)
-	waitBalanced(t, c, 1, 30*time.Second)
+	c.WaitBalanced(t, 30*time.Second, 1)
 	check("after node 1 came back")
 	replicasAgree(t, ctx, c, acked)
 }
