@@ -882,7 +882,7 @@ func (e *luaEnv) execKillable(cmd *Command, argv [][]byte, flags Flags) string {
 // runSub runs the command of redis.call into e.w.
 func (e *luaEnv) runSub(cmd *Command, argv [][]byte) {
 	c := e.c
-	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec, script: true}
+	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec, live: c.live, script: true}
 	runCmd(cmd, &e.sub)
 	e.calls++
 }

@@ -5,8 +5,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"basalt/internal/num"
+	"basalt/internal/shard"
 	"basalt/internal/store"
 )
 
@@ -56,12 +58,37 @@ const (
 	errIntervalEnd   = "ERR invalid end ID for the interval"
 )
 
-// Redis's defaults for stream-node-max-entries and stream-node-max-bytes,
-// constants so that applying a record never depends on configuration.
-const (
-	streamNodeMaxEntries = 100
-	streamNodeMaxBytes   = 4096
-)
+// streamNodeMax is stream-node-max-entries and stream-node-max-bytes as
+// configured on this node. The leader reads them once per record and keeps
+// them in it (Record.StreamNode), so that applying a record never depends
+// on a follower's configuration.
+var streamNodeMax atomic.Pointer[shard.StreamNodeMax]
+
+// SetStreamNodeMax sets stream-node-max-entries and stream-node-max-bytes.
+func SetStreamNodeMax(entries, bytes int64) {
+	streamNodeMax.Store(&shard.StreamNodeMax{Entries: entries, Bytes: bytes})
+}
+
+// streamNodeLimits returns the node limits the record applies with: the
+// configured ones on the leader applying it for its client, those logged
+// with it otherwise.
+func (c *Ctx) streamNodeLimits() shard.StreamNodeMax {
+	if c.rec == nil {
+		return shard.DefaultStreamNodeMax
+	}
+	if c.rec.StreamNode == nil {
+		limits := shard.DefaultStreamNodeMax
+		if p := streamNodeMax.Load(); c.live && p != nil {
+			limits = *p
+		}
+		c.rec.StreamNode = &limits
+	}
+	return *c.rec.StreamNode
+}
+
+// streamListpackMaxSize bounds a node's bytes whatever stream-node-max-bytes
+// says (STREAM_LISTPACK_MAX_SIZE).
+const streamListpackMaxSize = 1 << 30
 
 // streamID is an entry ID: milliseconds and a sequence number.
 type streamID struct{ ms, seq uint64 }
@@ -453,7 +480,13 @@ func (s *stream) add(id streamID, fv [][]byte) {
 		n = decodeNode(s.h.tail, v)
 	}
 	nf := len(fv) / 2
-	if s.h.nodes == 0 || n.bytes+raw >= streamNodeMaxBytes || n.total >= streamNodeMaxEntries {
+	limits := s.c.streamNodeLimits()
+	maxBytes := uint64(limits.Bytes)
+	if maxBytes == 0 || maxBytes > streamListpackMaxSize {
+		maxBytes = streamListpackMaxSize
+	}
+	full := n.bytes+raw >= maxBytes || limits.Entries > 0 && n.total >= uint64(limits.Entries)
+	if s.h.nodes == 0 || full {
 		// A listpack (7 bytes) with the master entry: count, deleted,
 		// the number of fields, the fields, and a terminator.
 		n = node{first: id, bytes: 7 + uint64(lpInt(1)+lpInt(0)+lpInt(int64(nf))+lpInt(0))}
@@ -718,7 +751,11 @@ loop:
 		return a, false
 	}
 	if !limitGiven && t.approx {
-		t.limit = 100 * streamNodeMaxEntries
+		// At most 100 nodes' worth, bounded both ways as Redis bounds it.
+		t.limit = 10000
+		if e := c.streamNodeLimits().Entries; e > 0 {
+			t.limit = min(100*min(e, 1000000), 1000000)
+		}
 	}
 	return a, true
 }

@@ -100,6 +100,7 @@ func New(cfg Config) (*Server, error) {
 	sc.ServerTLS, sc.ClientTLS = serverTLS, clientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
+	applyStreamNodeMax(nil, cfg)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published
 	shards, topo, host, err := openShards(cfg, sc, fds.storeFiles, func(st *store.Store) {
