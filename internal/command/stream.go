@@ -25,8 +25,8 @@ import (
 // IDs are 16 bytes big-endian (ms, seq), so byte order is ID order and every
 // range (XRANGE, XPENDING, XAUTOCLAIM) is one seek. Lengths are 4 bytes.
 //
-// Redis packs entries into listpack nodes of at most 100 entries (stream-
-// node-max-entries) or 4096 bytes (stream-node-max-bytes), and approximate
+// Redis packs entries into listpack nodes of at most stream-node-max-entries
+// entries (100) or stream-node-max-bytes bytes (4096), and approximate
 // trimming (MAXLEN ~, MINID ~) removes whole nodes only. Nodes are kept
 // here as bookkeeping (an 'n' member per node, keyed by its first ID, with
 // the size its listpack would have) so that '~' trims what Redis trims;
@@ -466,9 +466,9 @@ func lpString(b []byte) int {
 }
 
 // add appends an entry with a new greatest ID. Like streamAppendItem it
-// starts a new node when the last one holds 100 entries or would pass
-// 4096 bytes, and stores the fields once per node when they repeat the
-// node's first entry's.
+// starts a new node when the last one holds stream-node-max-entries
+// entries or would reach stream-node-max-bytes, and stores the fields once
+// per node when they repeat the node's first entry's.
 func (s *stream) add(id streamID, fv [][]byte) {
 	raw := uint64(0)
 	for _, f := range fv {
