@@ -116,15 +116,22 @@ func loadstring(L *lua.LState) int {
 
 // runtimeMessages rewrite gopher-lua's runtime errors as Lua 5.1's (lvm.c,
 // ldebug.c). Lua also names the variable ("attempt to index local 't' (a
-// nil value)"), which gopher-lua cannot tell; calling a value that is not
-// a function says "a nil value" whatever the value, since gopher-lua does
-// not say and nil is by far the most frequent.
+// nil value)"), which gopher-lua cannot tell. Where gopher-lua does not
+// give the value's type (a call of a value that is not a function, # and
+// unary minus of a wrong type), the message says "a nil value", by far
+// the most frequent case.
 var runtimeMessages = []struct {
 	re   *regexp.Regexp
 	with func(m []string) string
 }{
 	{regexp.MustCompile(`attempt to call a non-function object`), func([]string) string {
 		return "attempt to call a nil value"
+	}},
+	{regexp.MustCompile(`__len undefined`), func([]string) string {
+		return "attempt to get length of a nil value"
+	}},
+	{regexp.MustCompile(`__unm undefined`), func([]string) string {
+		return "attempt to perform arithmetic on a nil value"
 	}},
 	{regexp.MustCompile(`attempt to index a non-table object\((\w+)\) with key '(?s:.*)'$`), func(m []string) string {
 		return "attempt to index a " + m[1] + " value"

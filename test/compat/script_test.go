@@ -178,6 +178,8 @@ func TestScripting(t *testing.T) {
 			"return (nil)()",
 			"return (nil).x",
 			"return (true)[1]",
+			"return #(nil)",
+			"return -(nil)",
 			"return 1 + {}",
 			"return nil * 2",
 			"return '10' + nil",
