@@ -116,13 +116,14 @@ func newEnv() *luaEnv {
 	}
 	e.globals.RawSetString("_VERSION", lua.LString("Lua 5.1"))
 	e.setFuncs(e.globals, map[string]lua.LGFunction{
-		"pcall": e.pcall, "error": luaErrorFn, "rawset": e.guard(opened.RawGetString("rawset")),
+		"pcall": e.pcall, "error": luaErrorFn, "loadstring": loadstring, "rawset": e.guard(opened.RawGetString("rawset")),
 		"setmetatable": e.guard(opened.RawGetString("setmetatable")), "tostring": e.tostring(opened.RawGetString("tostring")),
 		"getmetatable": e.getmetatable(opened.RawGetString("getmetatable")),
 		// The memory count differs from node to node: scripts see 0.
 		"collectgarbage": func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 },
 	})
 	e.guardStringLib(opened.RawGetString("string").(*lua.LTable), opened.RawGetString("table").(*lua.LTable))
+	e.setFuncs(opened.RawGetString("string").(*lua.LTable), map[string]lua.LGFunction{"dump": stringDump})
 	math := opened.RawGetString("math").(*lua.LTable)
 	e.setFuncs(math, map[string]lua.LGFunction{"random": e.random, "randomseed": e.randomseed})
 	e.globals.RawSetString("cjson", openCjson(L, &e.cjson))
@@ -221,8 +222,28 @@ func luaErrorFn(L *lua.LState) int {
 	if n, ok := obj.(lua.LNumber); ok {
 		obj = lua.LString(fmtNum14(float64(n)))
 	}
-	L.Error(obj, L.OptInt(2, 1))
+	if s, ok := obj.(lua.LString); ok {
+		obj = lua.LString(luaWhere(L, L.OptInt(2, 1)) + string(s))
+	}
+	L.Error(obj, 0)
 	return 0
+}
+
+// luaWhere is luaL_where: the position of the function level calls up
+// (1: the one that called error), or nothing if that is not a Lua
+// function, such as what runs the script.
+func luaWhere(L *lua.LState, level int) string {
+	if level <= 0 {
+		return ""
+	}
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
+		return ""
+	}
+	return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
 }
 
 // tostring formats numbers as Lua 5.1 does ("%.14g"); gopher-lua prints
@@ -266,10 +287,13 @@ func (e *luaEnv) pcall(L *lua.LState) int {
 		if e.killed() { // it is raised again at the next instruction
 			obj = lua.LString(e.kr.why)
 		}
-		if t, ok := obj.(*lua.LTable); ok {
-			if s, ok := t.RawGetString("err").(lua.LString); ok {
+		switch v := obj.(type) {
+		case *lua.LTable:
+			if s, ok := v.RawGetString("err").(lua.LString); ok {
 				obj = s
 			}
+		case lua.LString:
+			obj = lua.LString(lua51Error(string(v)))
 		}
 		L.Push(lua.LFalse)
 		L.Push(obj)
@@ -485,7 +509,7 @@ func (e *luaEnv) writeError(w *resp.Writer, err error) {
 		}
 		msg = string(s)
 	} else {
-		msg = "ERR " + luaString(obj)
+		msg = "ERR " + lua51Error(luaString(obj))
 	}
 	line := e.errLine
 	if line < 0 {
@@ -882,7 +906,7 @@ func (e *luaEnv) execKillable(cmd *Command, argv [][]byte, flags Flags) string {
 // runSub runs the command of redis.call into e.w.
 func (e *luaEnv) runSub(cmd *Command, argv [][]byte) {
 	c := e.c
-	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, Host: c.Host, rec: c.rec, script: true}
+	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, Host: c.Host, rec: c.rec, live: c.live, script: true}
 	runCmd(cmd, &e.sub)
 	e.calls++
 }

@@ -116,6 +116,10 @@ type Config struct {
 	// latencystats reports, in this order. Replaced, never modified.
 	LatencyPercentiles []float64
 
+	// stream-node-max-entries and stream-node-max-bytes: where stream
+	// nodes end, which XADD and XTRIM with ~ trim whole.
+	StreamNodeMaxEntries, StreamNodeMaxBytes int64
+
 	// Limits against hostile input (docs/limits.md).
 	LuaMaxMemory int64 // script-maxmemory: the largest string a script may build
 }

@@ -179,7 +179,8 @@ var params = []param{
 	{name: "cache-size", kind: memParam, min: 1 << 20, max: int64Max, def: strconv.FormatInt(store.DefaultCacheSize, 10), flags: immutable, ptr: func(c *Config) any { return &c.CacheSize }},
 	{name: "meta-cache-size", kind: memParam, max: int64Max, def: strconv.FormatInt(store.DefaultMetaCacheSize, 10), flags: immutable, ptr: func(c *Config) any { return &c.MetaCacheSize }},
 
-	// Encodings: accepted and shown, never used (notEncoding).
+	// Encodings: accepted and shown, never used (notEncoding), but for
+	// streams, whose node bookkeeping decides what '~' trims.
 	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: intParam, max: int64Max, def: "512", unused: notEncoding},
 	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: memParam, max: int64Max, def: "64", unused: notEncoding},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: intParam, min: math.MinInt32, max: intMax, def: "-2", unused: notEncoding},
@@ -188,8 +189,8 @@ var params = []param{
 	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: intParam, max: int64Max, def: "128", unused: notEncoding},
 	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: memParam, max: int64Max, def: "64", unused: notEncoding},
 	{name: "hll-sparse-max-bytes", kind: memParam, max: int64Max, def: "3000", unused: notEncoding},
-	{name: "stream-node-max-bytes", kind: memParam, max: int64Max, def: "4096", unused: notEncoding},
-	{name: "stream-node-max-entries", kind: intParam, max: int64Max, def: "100", unused: notEncoding},
+	{name: "stream-node-max-bytes", kind: memParam, max: int64Max, def: "4096", ptr: func(c *Config) any { return &c.StreamNodeMaxBytes }, apply: applyStreamNodeMax},
+	{name: "stream-node-max-entries", kind: intParam, max: int64Max, def: "100", ptr: func(c *Config) any { return &c.StreamNodeMaxEntries }, apply: applyStreamNodeMax},
 
 	// Persistence.
 	{name: "appendfsync", kind: specialParam, def: "always", set: setAppendFsync, get: func(c *Config) string { return c.AppendFsync.String() },
@@ -541,6 +542,12 @@ func setDBFilename(c *Config, v string) error {
 	}
 	c.DBFilename = v
 	return nil
+}
+
+// applyStreamNodeMax hands the stream node limits to the apply loop, which
+// logs them with the records that add to or trim a stream.
+func applyStreamNodeMax(_ *Server, c Config) {
+	command.SetStreamNodeMax(c.StreamNodeMaxEntries, c.StreamNodeMaxBytes)
 }
 
 func setAppendFsync(c *Config, v string) error {

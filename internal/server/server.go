@@ -107,6 +107,7 @@ func New(cfg Config) (*Server, error) {
 	sc.ServerTLS, sc.ClientTLS = raftServerTLS, raftClientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
+	applyStreamNodeMax(nil, cfg)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published
 	// The shards tell the server what their scripts call (command.Host);

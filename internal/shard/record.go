@@ -35,6 +35,11 @@ type Record struct {
 	// and a follower or a replay answers the scripts the same counts. Logged
 	// (only when not empty, so other records keep their form).
 	Published []int64
+	// StreamNode is the leader's stream node limits when it applied the
+	// record, read at its first stream write: followers and replays cut
+	// stream nodes where the leader did. Logged only when they are not
+	// the defaults (nil on a record from the log that has none).
+	StreamNode *StreamNodeMax
 }
 
 // Run is what the leader's application of a record for its client asks and
@@ -60,6 +65,14 @@ type Run struct {
 	// this node's subscribers got the message.
 	Receivers []int
 }
+
+// StreamNodeMax is stream-node-max-entries and stream-node-max-bytes: where
+// a stream's nodes end, and so what XADD and XTRIM with ~ trim.
+type StreamNodeMax struct{ Entries, Bytes int64 }
+
+// DefaultStreamNodeMax is Redis's defaults, which a record that logs no
+// StreamNode applies with.
+var DefaultStreamNodeMax = StreamNodeMax{Entries: 100, Bytes: 4096}
 
 // WatchKey is a key an EXEC is conditional on: Index is the applied index
 // when WATCH ran; Live says the key existed then (so its expiry since counts
@@ -112,11 +125,18 @@ func (r *Record) Marshal(buf []byte) []byte {
 		}
 		buf = append(buf, state)
 	}
-	if len(r.Published) > 0 {
+	// Optional tail: the published counts, then the stream node limits
+	// (after a count of 0 if nothing was published).
+	node := r.StreamNode != nil && *r.StreamNode != DefaultStreamNodeMax
+	if len(r.Published) > 0 || node {
 		buf = binary.AppendUvarint(buf, uint64(len(r.Published)))
 		for _, n := range r.Published {
 			buf = binary.AppendVarint(buf, n)
 		}
+	}
+	if node {
+		buf = binary.AppendUvarint(buf, uint64(r.StreamNode.Entries))
+		buf = binary.AppendUvarint(buf, uint64(r.StreamNode.Bytes))
 	}
 	return buf
 }
@@ -152,6 +172,9 @@ func Unmarshal(data []byte) (*Record, error) {
 		for i := range r.Published {
 			r.Published[i] = d.varint()
 		}
+	}
+	if len(d.b) > 0 {
+		r.StreamNode = &StreamNodeMax{Entries: int64(d.uvarint()), Bytes: int64(d.uvarint())}
 	}
 	if d.err != nil || len(d.b) != 0 {
 		return nil, errBadRecord

@@ -33,3 +33,28 @@ func TestRecordPublished(t *testing.T) {
 		t.Fatal("trailing byte accepted")
 	}
 }
+
+// Record.StreamNode is logged only when it is not the defaults, after the
+// published counts, so that a record with neither keeps its old form.
+func TestRecordStreamNode(t *testing.T) {
+	rec := Record{Kind: KindCommand, Time: 7, Seed: 9, Cmds: [][][]byte{{[]byte("XADD"), []byte("s"), []byte("*"), []byte("f"), []byte("v")}}}
+	plain := rec.Marshal(nil)
+	rec.StreamNode = &DefaultStreamNodeMax
+	if got := rec.Marshal(nil); !bytes.Equal(got, plain) {
+		t.Fatalf("the default limits change the record's form: %x vs %x", plain, got)
+	}
+	for _, published := range [][]int64{nil, {3}} {
+		rec.StreamNode, rec.Published = &StreamNodeMax{Entries: 0, Bytes: 1 << 20}, published
+		got, err := Unmarshal(rec.Marshal(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.StreamNode == nil || *got.StreamNode != *rec.StreamNode || !slices.Equal(got.Published, published) {
+			t.Fatalf("got %+v and %v, want %+v and %v", got.StreamNode, got.Published, *rec.StreamNode, published)
+		}
+	}
+	got, err := Unmarshal(plain)
+	if err != nil || got.StreamNode != nil {
+		t.Fatalf("a record without limits: %+v, %v", got.StreamNode, err)
+	}
+}
