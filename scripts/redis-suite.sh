@@ -5,31 +5,22 @@
 # Debian and CI cannot fetch them. Give it a Redis source tree at tag 7.0.15
 # (runtest and tests/ are enough):
 #
-#   scripts/redis-suite.sh [--lenient-config] [--against-redis] /path/to/redis [unit ...]
+#   scripts/redis-suite.sh [--against-redis] /path/to/redis [unit ...]
 #
 # --against-redis runs the same against Debian's redis-server instead, for
 # the counts basalt is measured by.
-# --lenient-config runs a patched copy of the suite in which a CONFIG SET
-# that basalt refuses as unknown or immutable (the encoding thresholds
-# such as hash-max-ziplist-entries, save) answers OK, so that the units
-# that set them run on; it measures the rest of those units, not basalt as
-# a user sees it.
 #
 # With no units it runs the list in docs/compatibility.md. The tags excluded
 # are those the suite can only pass against a local redis-server (DEBUG,
 # replication, SAVE, maxmemory, ...). Each unit's full output is kept in
 # $REDIS_SUITE_LOGS if set.
 set -uo pipefail
-lenient=0 server=basalt
-while [ $# -gt 0 ]; do
-	case $1 in
-	--lenient-config) lenient=1 ;;
-	--against-redis) server=redis-server ;;
-	*) break ;;
-	esac
+server=basalt
+if [ "${1:-}" = --against-redis ]; then
+	server=redis-server
 	shift
-done
-tree=${1:?usage: redis-suite.sh [--lenient-config] [--against-redis] REDIS_TREE [unit ...]}
+fi
+tree=${1:?usage: redis-suite.sh [--against-redis] REDIS_TREE [unit ...]}
 shift
 tree=$(cd "$tree" && pwd)
 cd "$(dirname "$0")/.."
@@ -48,25 +39,6 @@ tags=(needs:debug needs:pfdebug needs:repl needs:save needs:config-maxmemory
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/basalt" ./cmd/basalt || exit 1
-if [ $lenient = 1 ]; then
-	mkdir "$work/tree"
-	cp -r "$tree/runtest" "$tree/tests" "$work/tree/"
-	tree=$work/tree
-	sed -i 's/^    \[srv $level "client"\] {\*}$args$/    lenient_call [srv $level "client"] $args/' "$tree/tests/test_helper.tcl"
-	cat >>"$tree/tests/support/util.tcl" <<'TCL'
-proc lenient_call {client argv} {
-    if {[string equal -nocase [lindex $argv 0] config] && [string equal -nocase [lindex $argv 1] set]} {
-        if {[catch {$client {*}$argv} e]} {
-            if {[string match "*Unknown option*" $e] || [string match "*immutable*" $e]} { return OK }
-            error $e
-        }
-        return $e
-    }
-    $client {*}$argv
-}
-TCL
-	grep -q lenient_call "$tree/tests/test_helper.tcl" || { echo "could not patch test_helper.tcl"; exit 1; }
-fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 if [ $server = basalt ]; then
 	"$work/basalt" --port "$port" --dir "$work/data" >"$work/server.log" 2>&1 &

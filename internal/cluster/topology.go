@@ -94,21 +94,36 @@ type Topology struct {
 }
 
 // NewTopology is the topology of a new cluster of nodes (ID -> Raft
-// address; one node with no address for a lone node) with n shards, seen
-// from node me. Names are derived from seed, so nodes given the same seed
-// agree; shard i's replicas are the replicas nodes from the i-th on (in ID
-// order), the i-th its preferred leader, so leaders spread evenly.
+// address; one node with no address for a lone node) with n shards of
+// replicas replicas each, seen from node me. Names are derived from seed,
+// so nodes given the same seed agree. The replicas are dealt out in turn
+// over the nodes in ID order, so each node holds as many as the others,
+// give or take one; each shard's preferred leader (its first replica) is
+// the one of its nodes that leads fewest shards so far, so leaders spread
+// evenly too.
 func NewTopology(seed string, me uint64, nodes map[uint64]string, n, replicas int) *Topology {
 	t := &Topology{ClusterID: nameOf(seed, "cluster"), NodeID: me, Epoch: 1}
 	for id, addr := range nodes {
 		t.Nodes = append(t.Nodes, Node{ID: id, Name: nameOf(seed, fmt.Sprintf("node %d", id)), RaftAddr: addr})
 	}
 	sort.Slice(t.Nodes, func(i, j int) bool { return t.Nodes[i].ID < t.Nodes[j].ID })
+	replicas = min(replicas, len(t.Nodes))
+	leads := map[uint64]int{}
+	next := 0 // the node the next replica goes to
 	for i, slots := range EvenSlots(n) {
 		sh := Shard{Index: i, Name: nameOf(seed, fmt.Sprintf("shard %d", i)), Slots: slots}
-		for k := range min(replicas, len(t.Nodes)) {
-			sh.Replicas = append(sh.Replicas, t.Nodes[(i+k)%len(t.Nodes)].ID)
+		for range replicas {
+			sh.Replicas = append(sh.Replicas, t.Nodes[next%len(t.Nodes)].ID)
+			next++
 		}
+		lead := 0
+		for k, id := range sh.Replicas {
+			if leads[id] < leads[sh.Replicas[lead]] {
+				lead = k
+			}
+		}
+		leads[sh.Replicas[lead]]++
+		sh.Replicas[0], sh.Replicas[lead] = sh.Replicas[lead], sh.Replicas[0]
 		t.Shards = append(t.Shards, sh)
 	}
 	return t

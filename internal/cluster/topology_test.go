@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -61,5 +62,49 @@ func TestNewTopologyAgrees(t *testing.T) {
 	bad.Shards[1].Slots[0].Start-- // one slot twice
 	if bad.check() == nil {
 		t.Fatal("a slot served twice passed the check")
+	}
+}
+
+// With fewer replicas than nodes, every node holds as many replicas as
+// the others (give or take one) and preferred leaderships likewise, and a
+// shard's replicas are distinct nodes.
+func TestNewTopologySpreads(t *testing.T) {
+	for _, c := range []struct{ nodes, shards, replicas int }{{5, 2, 3}, {5, 5, 3}, {4, 4, 3}, {5, 8, 3}, {3, 4, 3}, {4, 6, 2}} {
+		nodes := map[uint64]string{}
+		for id := 1; id <= c.nodes; id++ {
+			nodes[uint64(id)] = fmt.Sprintf("n%d:1", id)
+		}
+		topo := NewTopology("seed", 1, nodes, c.shards, c.replicas)
+		if err := topo.check(); err != nil {
+			t.Fatal(err)
+		}
+		held, leads := map[uint64]int{}, map[uint64]int{}
+		for _, sh := range topo.Shards {
+			if len(sh.Replicas) != c.replicas {
+				t.Fatalf("%+v: shard %d has replicas %v", c, sh.Index, sh.Replicas)
+			}
+			seen := map[uint64]bool{}
+			for _, id := range sh.Replicas {
+				if seen[id] {
+					t.Fatalf("%+v: shard %d has node %d twice: %v", c, sh.Index, id, sh.Replicas)
+				}
+				seen[id] = true
+				held[id]++
+			}
+			leads[sh.Replicas[0]]++
+		}
+		spread := func(what string, m map[uint64]int, total int) {
+			lo, hi := total, 0
+			for id := range nodes {
+				lo, hi = min(lo, m[id]), max(hi, m[id])
+			}
+			if hi-lo > 1 {
+				t.Fatalf("%+v: %s per node %v", c, what, m)
+			}
+		}
+		spread("replicas", held, c.shards*c.replicas)
+		if c.shards >= c.nodes {
+			spread("leaders", leads, c.shards)
+		}
 	}
 }

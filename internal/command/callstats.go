@@ -267,14 +267,3 @@ func (t *CallTally) Drop() {
 	}
 	t.cmd, t.calls, t.ns, t.failed, t.nTouched = nil, 0, 0, 0, 0
 }
-
-// ScriptCallHook, when set, is told of every command a script that a
-// client runs now (not a replayed one) calls with redis.call, after it
-// ran, with its reply: MONITOR shows it as "lua", the slowlog logs it and
-// its error, if any, is counted.
-var ScriptCallHook func(db int, cmd *Command, argv [][]byte, ns int64, reply []byte)
-
-// ScriptRefusedHook, when set, is told of a redis.call such a script made
-// that was refused before it ran (cmd nil: no such command), with the
-// error: Redis counts it as a rejected call and an error reply.
-var ScriptRefusedHook func(cmd *Command, msg string)

@@ -189,7 +189,9 @@ type Ctx struct {
 	Args [][]byte
 	W    *resp.Writer
 	Seed uint64
+	Host Host          // the server, told of what scripts call; may be nil
 	rec  *shard.Record // nil for reads
+	run  *shard.Run    // the leader's, for its client's record; nil otherwise
 	// live: the leader applies rec for a client now; false when rec comes
 	// from the log (a follower, a restart, Replay). Only a live script may
 	// be stopped (script_kill.go).
@@ -201,13 +203,6 @@ type Ctx struct {
 	ACL string
 }
 
-// ScriptACL checks a script's redis.call against its user's rules
-// (Record.ACL): it returns the error of a refused call, or "". live says
-// the leader runs it for a client now (a denial is logged). The server
-// sets it; the ACL package knows the command table and this one does not
-// know it.
-var ScriptACL func(rules string, cmd *Command, argv [][]byte, live bool) string
-
 // acl is the rules the script's calls are checked against.
 func (c *Ctx) acl() string {
 	if c.rec != nil {
@@ -218,15 +213,15 @@ func (c *Ctx) acl() string {
 
 // MayBlock reports whether a blocking command that finds nothing should
 // wait (a client's BLPOP) rather than answer nil (inside MULTI, replay).
-func (c *Ctx) MayBlock() bool { return c.rec != nil && c.rec.Block }
+func (c *Ctx) MayBlock() bool { return c.run != nil && c.run.Block }
 
 // Retried reports whether a blocked command is being run again because one
 // of its keys was written.
-func (c *Ctx) Retried() bool { return c.rec != nil && c.rec.Retry }
+func (c *Ctx) Retried() bool { return c.run != nil && c.run.Retry }
 
 // BlockOn makes the command wait for a write to one of keys; it writes no
 // reply. The apply loop runs the command again once one is touched.
-func (c *Ctx) BlockOn(keys [][]byte) { c.rec.BlockedOn = keys }
+func (c *Ctx) BlockOn(keys [][]byte) { c.run.BlockedOn = keys }
 
 var table = map[string]*Command{}
 

@@ -72,7 +72,7 @@ func applyJSON(t *testing.T, cmds [][][]byte, cold bool) ([32]byte, [][]byte) {
 			rec := &shard.Record{Index: uint64(i + j + 1), Kind: shard.KindCommand, Time: 1e12, Cmds: [][][]byte{argv}}
 			w := resp.NewWriter(2)
 			tx.Now = rec.Time
-			Apply(tx, rec, nil, w)
+			Apply(tx, rec, nil, nil, w)
 			replies = append(replies, w.Bytes())
 		}
 		if err := tx.Commit(false); err != nil {

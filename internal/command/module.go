@@ -1,11 +1,15 @@
 package command
 
+import "log/slog"
+
 // MODULE: basalt loads no modules, but it has RedisJSON's commands built
 // in, and clients and tools (redis-om, RedisInsight) look for the "ReJSON"
 // module in MODULE LIST before they use them. So MODULE LIST names it, at
 // the RedisJSON version whose commands basalt follows, and INFO modules
-// shows it. Loading and unloading answer what a default Redis 7.0 answers
-// (enable-module-command no).
+// shows it. LOAD, LOADEX and UNLOAD are refused unless
+// enable-module-command allows them (the server's protected commands);
+// allowed, they answer what Redis answers for a module it cannot load and
+// for RedisJSON, whose data type keeps it loaded.
 
 // JSONModuleVersion is the RedisJSON version basalt's JSON commands
 // follow, as MODULE LIST shows versions: 2.6.0.
@@ -20,17 +24,17 @@ func init() {
 	sub := func(name string, arity int, flags Flags, summary string, run func(*Ctx), tips ...string) *Command {
 		return &Command{Name: "module|" + name, Arity: arity, Flags: flags, Categories: adminCats, Group: "server", Since: "4.0.0", Summary: summary, Tips: tips, Run: run}
 	}
-	load := func(name string, arity int, summary string) *Command {
-		return sub(name, arity, admin|NoAsyncLoading, summary, cmdModuleNotAllowed)
+	load := func(name string, arity int, summary string, run func(*Ctx)) *Command {
+		return sub(name, arity, admin|NoAsyncLoading, summary, run)
 	}
 	register(&Command{Name: "module", Arity: -2, Group: "server", Since: "4.0.0", Summary: "A container for module commands",
 		Run: func(c *Ctx) { table["module"].Subcommand(c.Args[1]).Run(c) },
 		Subcommands: []*Command{
 			{Name: "module|help", Arity: 2, Flags: Loading | Stale, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Run: cmdModuleHelp},
 			sub("list", 2, admin, "List all modules loaded by the server", cmdModuleList, "nondeterministic_output_order"),
-			load("load", -3, "Load a module"),
-			load("loadex", -3, "Load a module with extended parameters"),
-			load("unload", 3, "Unload a module"),
+			load("load", -3, "Load a module", cmdModuleLoad),
+			load("loadex", -3, "Load a module with extended parameters", cmdModuleLoad),
+			load("unload", 3, "Unload a module", cmdModuleUnload),
 		}})
 }
 
@@ -65,6 +69,17 @@ func cmdModuleList(c *Ctx) {
 	c.W.ArrayLen(0)
 }
 
-func cmdModuleNotAllowed(c *Ctx) {
-	c.W.Error(`ERR MODULE command not allowed. If the enable-module-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`)
+// cmdModuleLoad answers what Redis answers when a module fails to load:
+// basalt has no module API.
+func cmdModuleLoad(c *Ctx) {
+	slog.Warn("MODULE LOAD: basalt has no module API and loads no modules", "path", string(c.Args[2]))
+	c.W.Error("ERR Error loading the extension. Please check the server logs.")
+}
+
+func cmdModuleUnload(c *Ctx) {
+	why := "no such module with that name"
+	if string(c.Args[2]) == "ReJSON" {
+		why = "the module exports one or more module-side data types, can't unload"
+	}
+	c.W.Error("ERR Error unloading module: " + why)
 }

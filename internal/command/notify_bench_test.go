@@ -32,7 +32,7 @@ func benchApply(b *testing.B, cmd string, on bool) {
 		for j := 0; j < 100 && i < b.N; j, i = j+1, i+1 {
 			argv := [][]byte{[]byte(cmd), keys[i%1000], []byte("value")}
 			rec.Cmds = [][][]byte{argv}
-			Apply(tx, rec, nil, nil)
+			Apply(tx, rec, nil, nil, nil)
 		}
 		if err := tx.Commit(false); err != nil {
 			b.Fatal(err)

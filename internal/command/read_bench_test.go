@@ -38,7 +38,7 @@ func benchRead(b *testing.B, flushed bool, argv ...string) {
 	for _, cmd := range append(cmds, hset) {
 		tx := st.WriteTx()
 		tx.Now = 1
-		Apply(tx, &shard.Record{Kind: shard.KindCommand, Cmds: [][][]byte{cmd}}, nil, nil)
+		Apply(tx, &shard.Record{Kind: shard.KindCommand, Cmds: [][][]byte{cmd}}, nil, nil, nil)
 		if err := tx.Commit(false); err != nil {
 			b.Fatal(err)
 		}

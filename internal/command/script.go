@@ -4,7 +4,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -149,7 +148,7 @@ func compileLua(src string, body []byte, chunk, prefix string) (*lua.FunctionPro
 	}
 	proto, err := lua.Compile(tree, chunk)
 	if err != nil {
-		return nil, prefix + chunk + ": " + err.Error()
+		return nil, prefix + compileError(err, body, chunk)
 	}
 	// gopher-lua marks a main chunk as needing Lua 5.0's implicit "arg"
 	// table and builds one on every call, though the chunk has no local of
@@ -199,20 +198,6 @@ func parseShebang(body []byte) (shebang, noWrites bool, msg string) {
 		}
 	}
 	return true, noWrites, ""
-}
-
-// compileError formats a parse error as Lua's "CHUNK:LINE: message near
-// 'token'". The messages themselves are gopher-lua's, not Lua 5.1's.
-func compileError(err error, body []byte, chunk string) string {
-	pe, ok := err.(*parse.Error)
-	if !ok {
-		return chunk + ": " + err.Error()
-	}
-	line, near := pe.Pos.Line, pe.Token
-	if line == parse.EOF {
-		line, near = strings.Count(string(body), "\n")+1, "<eof>"
-	}
-	return chunk + ":" + strconv.Itoa(line) + ": " + pe.Message + " near '" + near + "'"
 }
 
 // lookupScript returns the cached script named sha (any case), or nil.
@@ -431,10 +416,6 @@ func clusterDisabled(argv [][]byte) string {
 	return "This instance has cluster support disabled"
 }
 
-// PublishReceivers counts the subscribers of this node that a message on
-// channel reaches now (the server's hub): PUBLISH from a script answers it.
-var PublishReceivers func(channel []byte) int
-
 // publish is PUBLISH called from a script. The message goes out when the
 // script's record commits, on every node that applies it, as a PUBLISH
 // record does in a cluster. Its count is the leader's: the leader applying
@@ -448,8 +429,8 @@ func (e *luaEnv) publish(argv [][]byte) string {
 	}
 	var n int64
 	if rec := c.rec; c.live {
-		if PublishReceivers != nil {
-			n = int64(PublishReceivers(argv[1]))
+		if c.Host != nil {
+			n = int64(c.Host.PublishReceivers(argv[1]))
 		}
 		rec.Published = append(rec.Published, n)
 	} else if len(rec.Published) > 0 {

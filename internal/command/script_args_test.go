@@ -28,7 +28,7 @@ func TestArgTableReuse(t *testing.T) {
 			}
 		}
 		w := resp.NewWriter(2)
-		Apply(tx, &shard.Record{Kind: shard.KindCommand, Cmds: [][][]byte{argv}}, nil, w)
+		Apply(tx, &shard.Record{Kind: shard.KindCommand, Cmds: [][][]byte{argv}}, nil, nil, w)
 		return string(w.Buf)
 	}
 	// What a run sees of a table it got: its length, metatable, every key

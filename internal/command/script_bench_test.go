@@ -45,7 +45,7 @@ end)`)
 	rec := &shard.Record{Kind: shard.KindCommand}
 	rec.Cmds = [][][]byte{{[]byte("function"), []byte("load"), lib}}
 	load := st.WriteTx()
-	Apply(load, rec, nil, w)
+	Apply(load, rec, nil, nil, w)
 	if err := load.Commit(false); err != nil || w.Buf[0] == '-' {
 		b.Fatalf("load: %q %v", w.Buf, err)
 	}
@@ -65,7 +65,7 @@ func benchApplyCall(b *testing.B, st *store.Store, name string, arg []byte) {
 	for i := 0; i < b.N; i++ {
 		w.Reset()
 		rec.Cmds = [][][]byte{argv}
-		Apply(tx, rec, nil, w)
+		Apply(tx, rec, nil, nil, w)
 	}
 	if w.Buf[0] != '$' {
 		b.Fatalf("reply %q", w.Buf)

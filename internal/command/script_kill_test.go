@@ -51,7 +51,7 @@ func TestKillCtxRuns(t *testing.T) {
 func applyEval(tx *store.Tx, body string) string {
 	w := resp.NewWriter(2)
 	rec := &shard.Record{Kind: shard.KindCommand, Cmds: [][][]byte{{[]byte("eval"), []byte(body), []byte("0")}}}
-	Apply(tx, rec, nil, w)
+	Apply(tx, rec, nil, nil, w)
 	return string(w.Buf)
 }
 

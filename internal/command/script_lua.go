@@ -116,13 +116,14 @@ func newEnv() *luaEnv {
 	}
 	e.globals.RawSetString("_VERSION", lua.LString("Lua 5.1"))
 	e.setFuncs(e.globals, map[string]lua.LGFunction{
-		"pcall": e.pcall, "error": luaErrorFn, "rawset": e.guard(opened.RawGetString("rawset")),
+		"pcall": e.pcall, "error": luaErrorFn, "loadstring": loadstring, "rawset": e.guard(opened.RawGetString("rawset")),
 		"setmetatable": e.guard(opened.RawGetString("setmetatable")), "tostring": e.tostring(opened.RawGetString("tostring")),
 		"getmetatable": e.getmetatable(opened.RawGetString("getmetatable")),
 		// The memory count differs from node to node: scripts see 0.
 		"collectgarbage": func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 },
 	})
 	e.guardStringLib(opened.RawGetString("string").(*lua.LTable), opened.RawGetString("table").(*lua.LTable))
+	e.setFuncs(opened.RawGetString("string").(*lua.LTable), map[string]lua.LGFunction{"dump": stringDump})
 	math := opened.RawGetString("math").(*lua.LTable)
 	e.setFuncs(math, map[string]lua.LGFunction{"random": e.random, "randomseed": e.randomseed})
 	e.globals.RawSetString("cjson", openCjson(L, &e.cjson))
@@ -221,8 +222,28 @@ func luaErrorFn(L *lua.LState) int {
 	if n, ok := obj.(lua.LNumber); ok {
 		obj = lua.LString(fmtNum14(float64(n)))
 	}
-	L.Error(obj, L.OptInt(2, 1))
+	if s, ok := obj.(lua.LString); ok {
+		obj = lua.LString(luaWhere(L, L.OptInt(2, 1)) + string(s))
+	}
+	L.Error(obj, 0)
 	return 0
+}
+
+// luaWhere is luaL_where: the position of the function level calls up
+// (1: the one that called error), or nothing if that is not a Lua
+// function, such as what runs the script.
+func luaWhere(L *lua.LState, level int) string {
+	if level <= 0 {
+		return ""
+	}
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
+		return ""
+	}
+	return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
 }
 
 // tostring formats numbers as Lua 5.1 does ("%.14g"); gopher-lua prints
@@ -266,10 +287,13 @@ func (e *luaEnv) pcall(L *lua.LState) int {
 		if e.killed() { // it is raised again at the next instruction
 			obj = lua.LString(e.kr.why)
 		}
-		if t, ok := obj.(*lua.LTable); ok {
-			if s, ok := t.RawGetString("err").(lua.LString); ok {
+		switch v := obj.(type) {
+		case *lua.LTable:
+			if s, ok := v.RawGetString("err").(lua.LString); ok {
 				obj = s
 			}
+		case lua.LString:
+			obj = lua.LString(lua51Error(string(v)))
 		}
 		L.Push(lua.LFalse)
 		L.Push(obj)
@@ -485,7 +509,7 @@ func (e *luaEnv) writeError(w *resp.Writer, err error) {
 		}
 		msg = string(s)
 	} else {
-		msg = "ERR " + luaString(obj)
+		msg = "ERR " + lua51Error(luaString(obj))
 	}
 	line := e.errLine
 	if line < 0 {
@@ -777,19 +801,19 @@ func (e *luaEnv) call(L *lua.LState, raiseErr bool) int {
 	return 1
 }
 
-// execObserved is exec, timed and reported to ScriptCallHook when a
-// client's script (not a replayed one) ran the command.
+// execObserved is exec, timed and told to the Host when a client's script
+// (not a replayed one) ran the command.
 func (e *luaEnv) execObserved(argv [][]byte) string {
-	hook := ScriptCallHook
-	if hook == nil || !e.c.live && e.c.rec != nil {
+	host := e.c.Host
+	if host == nil || !e.c.live && e.c.rec != nil {
 		return e.exec(argv)
 	}
 	start := time.Now()
 	msg := e.exec(argv)
 	if msg == "" {
-		hook(e.c.Tx.DB, Lookup(argv[0]), argv, int64(time.Since(start)), e.w.Buf)
-	} else if refused := ScriptRefusedHook; refused != nil && (e.kr == nil || msg != "-"+e.kr.why) {
-		refused(refusedCommand(argv), msg)
+		host.ScriptCalled(e.c.Tx.DB, Lookup(argv[0]), argv, int64(time.Since(start)), e.w.Buf)
+	} else if e.kr == nil || msg != "-"+e.kr.why {
+		host.ScriptRefused(refusedCommand(argv), msg)
 	}
 	return msg
 }
@@ -885,7 +909,7 @@ func (e *luaEnv) execKillable(cmd *Command, argv [][]byte, flags Flags) string {
 // runSub runs the command of redis.call into e.w.
 func (e *luaEnv) runSub(cmd *Command, argv [][]byte) {
 	c := e.c
-	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, rec: c.rec, script: true}
+	e.sub = Ctx{Tx: c.Tx, Args: argv, W: e.w, Seed: c.Seed + e.calls + 1, Host: c.Host, rec: c.rec, live: c.live, script: true}
 	runCmd(cmd, &e.sub)
 	e.calls++
 }
@@ -1116,20 +1140,20 @@ func (e *luaEnv) aclCheckCmd(L *lua.LState) int {
 		raise(L, "Invalid number of arguments")
 	}
 	rules := e.c.acl()
-	L.Push(lua.LBool(rules == "" || ScriptACL == nil || ScriptACL(rules, cmd, argv, false) == ""))
+	L.Push(lua.LBool(rules == "" || e.c.Host == nil || e.c.Host.ScriptACL(rules, cmd, argv, false) == ""))
 	return 1
 }
 
 // checkACL refuses a call the script's user may not make.
 func (e *luaEnv) checkACL(cmd *Command, argv [][]byte) string {
 	rules := e.c.acl()
-	if rules == "" || ScriptACL == nil {
+	if rules == "" || e.c.Host == nil {
 		return ""
 	}
 	if len(cmd.Subcommands) > 0 && len(argv) > 1 {
 		cmd = cmd.Subcommand(argv[1])
 	}
-	return ScriptACL(rules, cmd, argv, e.c.live || e.c.rec == nil)
+	return e.c.Host.ScriptACL(rules, cmd, argv, e.c.live || e.c.rec == nil)
 }
 
 // checkSlots is Redis Cluster's rule for a script's calls

@@ -12,6 +12,12 @@ import (
 	"basalt/internal/testutil"
 )
 
+// Exec runs one command of rec on tx, as the apply loop runs it in a
+// replay. The command must exist and its arity must have been checked.
+func Exec(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.Writer) {
+	run(tx, rec, nil, nil, argv, seed, w, false)
+}
+
 func setArgv(a []string) [][]byte {
 	out := make([][]byte, len(a))
 	for i, s := range a {
@@ -91,7 +97,7 @@ func applySets(t *testing.T, recs []*shard.Record) (*store.Store, [][]byte) {
 		for _, rec := range recs[i:min(i+7, len(recs))] {
 			w := resp.NewWriter(2)
 			tx.DB, tx.Now = rec.DB, rec.Time
-			Apply(tx, rec, nil, w)
+			Apply(tx, rec, nil, nil, w)
 			replies = append(replies, w.Bytes())
 		}
 		if err := tx.Commit(false); err != nil {

@@ -5,8 +5,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"basalt/internal/num"
+	"basalt/internal/shard"
 	"basalt/internal/store"
 )
 
@@ -23,8 +25,8 @@ import (
 // IDs are 16 bytes big-endian (ms, seq), so byte order is ID order and every
 // range (XRANGE, XPENDING, XAUTOCLAIM) is one seek. Lengths are 4 bytes.
 //
-// Redis packs entries into listpack nodes of at most 100 entries (stream-
-// node-max-entries) or 4096 bytes (stream-node-max-bytes), and approximate
+// Redis packs entries into listpack nodes of at most stream-node-max-entries
+// entries (100) or stream-node-max-bytes bytes (4096), and approximate
 // trimming (MAXLEN ~, MINID ~) removes whole nodes only. Nodes are kept
 // here as bookkeeping (an 'n' member per node, keyed by its first ID, with
 // the size its listpack would have) so that '~' trims what Redis trims;
@@ -54,12 +56,37 @@ const (
 	errIntervalEnd   = "ERR invalid end ID for the interval"
 )
 
-// Redis's defaults for stream-node-max-entries and stream-node-max-bytes,
-// constants so that applying a record never depends on configuration.
-const (
-	streamNodeMaxEntries = 100
-	streamNodeMaxBytes   = 4096
-)
+// streamNodeMax is stream-node-max-entries and stream-node-max-bytes as
+// configured on this node. The leader reads them once per record and keeps
+// them in it (Record.StreamNode), so that applying a record never depends
+// on a follower's configuration.
+var streamNodeMax atomic.Pointer[shard.StreamNodeMax]
+
+// SetStreamNodeMax sets stream-node-max-entries and stream-node-max-bytes.
+func SetStreamNodeMax(entries, bytes int64) {
+	streamNodeMax.Store(&shard.StreamNodeMax{Entries: entries, Bytes: bytes})
+}
+
+// streamNodeLimits returns the node limits the record applies with: the
+// configured ones on the leader applying it for its client, those logged
+// with it otherwise.
+func (c *Ctx) streamNodeLimits() shard.StreamNodeMax {
+	if c.rec == nil {
+		return shard.DefaultStreamNodeMax
+	}
+	if c.rec.StreamNode == nil {
+		limits := shard.DefaultStreamNodeMax
+		if p := streamNodeMax.Load(); c.live && p != nil {
+			limits = *p
+		}
+		c.rec.StreamNode = &limits
+	}
+	return *c.rec.StreamNode
+}
+
+// streamListpackMaxSize bounds a node's bytes whatever stream-node-max-bytes
+// says (STREAM_LISTPACK_MAX_SIZE).
+const streamListpackMaxSize = 1 << 30
 
 // streamID is an entry ID: milliseconds and a sequence number.
 type streamID struct{ ms, seq uint64 }
@@ -437,9 +464,9 @@ func lpString(b []byte) int {
 }
 
 // add appends an entry with a new greatest ID. Like streamAppendItem it
-// starts a new node when the last one holds 100 entries or would pass
-// 4096 bytes, and stores the fields once per node when they repeat the
-// node's first entry's.
+// starts a new node when the last one holds stream-node-max-entries
+// entries or would reach stream-node-max-bytes, and stores the fields once
+// per node when they repeat the node's first entry's.
 func (s *stream) add(id streamID, fv [][]byte) {
 	raw := uint64(0)
 	for _, f := range fv {
@@ -451,7 +478,13 @@ func (s *stream) add(id streamID, fv [][]byte) {
 		n = decodeNode(s.h.tail, v)
 	}
 	nf := len(fv) / 2
-	if s.h.nodes == 0 || n.bytes+raw >= streamNodeMaxBytes || n.total >= streamNodeMaxEntries {
+	limits := s.c.streamNodeLimits()
+	maxBytes := uint64(limits.Bytes)
+	if maxBytes == 0 || maxBytes > streamListpackMaxSize {
+		maxBytes = streamListpackMaxSize
+	}
+	full := n.bytes+raw >= maxBytes || limits.Entries > 0 && n.total >= uint64(limits.Entries)
+	if s.h.nodes == 0 || full {
 		// A listpack (7 bytes) with the master entry: count, deleted,
 		// the number of fields, the fields, and a terminator.
 		n = node{first: id, bytes: 7 + uint64(lpInt(1)+lpInt(0)+lpInt(int64(nf))+lpInt(0))}
@@ -716,7 +749,11 @@ loop:
 		return a, false
 	}
 	if !limitGiven && t.approx {
-		t.limit = 100 * streamNodeMaxEntries
+		// At most 100 nodes' worth, bounded both ways as Redis bounds it.
+		t.limit = 10000
+		if e := c.streamNodeLimits().Entries; e > 0 {
+			t.limit = min(100*min(e, 1000000), 1000000)
+		}
 	}
 	return a, true
 }

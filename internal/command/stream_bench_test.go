@@ -27,7 +27,7 @@ func BenchmarkGroupReadAck(b *testing.B) {
 		}
 		rec.Cmds = [][][]byte{argv}
 		w.Reset()
-		Apply(tx, rec, nil, w)
+		Apply(tx, rec, nil, nil, w)
 		if len(w.Buf) > 0 && w.Buf[0] == '-' {
 			b.Fatalf("%v: %s", args, w.Buf)
 		}

@@ -57,7 +57,7 @@ func applyTo(t *testing.T, st *store.Store, recs []*shard.Record) {
 	for _, rec := range recs {
 		tx := st.WriteTx()
 		tx.DB, tx.Now = rec.DB, rec.Time
-		Apply(tx, rec, nil, nil)
+		Apply(tx, rec, nil, nil, nil)
 		if err := tx.Commit(false); err != nil {
 			t.Fatal(err)
 		}

@@ -234,7 +234,7 @@ func TestZSetRankIndex(t *testing.T) {
 			for _, rec := range recs[i:min(i+7, len(recs))] {
 				w := resp.NewWriter(2)
 				tx.DB, tx.Now = rec.DB, rec.Time
-				Apply(tx, rec, nil, w)
+				Apply(tx, rec, nil, nil, w)
 				replies = append(replies, w.Bytes())
 			}
 			if err := tx.Commit(false); err != nil {
@@ -308,7 +308,7 @@ func TestZSetRankIndexCleanup(t *testing.T) {
 		tx.Now = 1e12
 		rec := &shard.Record{Kind: shard.KindCommand, Time: 1e12, Cmds: [][][]byte{setArgv(args)}}
 		w := resp.NewWriter(2)
-		Apply(tx, rec, nil, w)
+		Apply(tx, rec, nil, nil, w)
 		if err := tx.Commit(false); err != nil {
 			t.Fatal(err)
 		}

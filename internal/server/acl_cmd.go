@@ -173,9 +173,9 @@ var scriptUsers sync.Map // rules → *acl.User
 
 const scriptUsersMax = 1024
 
-// scriptACL checks a script's redis.call (command.ScriptACL), with Redis's
-// error texts; live denials go to the ACL LOG.
-func (s *Server) scriptACL(rules string, cmd *command.Command, argv [][]byte, live bool) string {
+// ScriptACL is command.Host's: it checks a script's redis.call, with
+// Redis's error texts; live denials go to the ACL LOG.
+func (s *Server) ScriptACL(rules string, cmd *command.Command, argv [][]byte, live bool) string {
 	v, ok := scriptUsers.Load(rules)
 	if !ok {
 		var u *acl.User

@@ -25,7 +25,8 @@ func (c *Client) blockingCall(argv [][]byte) {
 		return
 	}
 	p := getProposal(c)
-	p.Rec = shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}, Block: true}
+	p.Rec = shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}}
+	p.Run.Block = true
 	if err := c.proposeHere(p); err != nil {
 		putProposal(p)
 		w.Error(proposeError(err))

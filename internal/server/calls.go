@@ -175,9 +175,9 @@ func (s *Server) observe(cmd *command.Command, argv [][]byte, ns int64, c *Clien
 	}
 }
 
-// scriptCalled is command.ScriptCallHook: a script's redis.call, shown as
-// "lua" and accounted as Redis accounts its script client's calls.
-func (s *Server) scriptCalled(db int, cmd *command.Command, argv [][]byte, ns int64, reply []byte) {
+// ScriptCalled is command.Host's: a script's redis.call, shown as "lua"
+// and accounted as Redis accounts its script client's calls.
+func (s *Server) ScriptCalled(db int, cmd *command.Command, argv [][]byte, ns int64, reply []byte) {
 	kind := kindOf(argv)
 	if kind == nil {
 		kind = cmd
@@ -192,9 +192,9 @@ func (s *Server) scriptCalled(db int, cmd *command.Command, argv [][]byte, ns in
 	s.observe(kind, argv, ns, nil, failed)
 }
 
-// scriptRefused is command.ScriptRefusedHook: a script's redis.call that
-// did not run is a rejected call of its command, and an error reply.
-func (s *Server) scriptRefused(cmd *command.Command, msg string) {
+// ScriptRefused is command.Host's: a script's redis.call that did not run
+// is a rejected call of its command, and an error reply.
+func (s *Server) ScriptRefused(cmd *command.Command, msg string) {
 	if cmd != nil {
 		cmd.Stats.Reject()
 	}
@@ -276,3 +276,7 @@ func (s *Server) applyOpsConfig(cfg Config) {
 	s.latency.threshold.Store(cfg.LatencyMonitorThreshold)
 	s.latencyTracking.Store(cfg.LatencyTracking)
 }
+
+// PublishReceivers is command.Host's: the subscribers of this node that a
+// script's PUBLISH reaches now.
+func (s *Server) PublishReceivers(channel []byte) int { return s.hub.receivers(channel) }

@@ -50,6 +50,7 @@ type Client struct {
 
 	up          *upstream        // the connection to the leader this client's commands go to
 	upMulti     bool             // the leader has this client in MULTI
+	upWatched   bool             // the leader has WATCHes of this client
 	upQueued    int              // commands forwarded inside that MULTI
 	upName      *string          // a CLIENT SETNAME queued in it
 	watchLost   bool             // WATCHes made on this node before it stopped leading
@@ -343,6 +344,7 @@ var gates = []func(c *Client, k *call) bool{
 	(*Client).forwardGate,
 	(*Client).unknownGate,
 	(*Client).argsGate,
+	(*Client).protectedGate,
 	(*Client).authGate,
 	(*Client).noMultiGate,
 	(*Client).aclGate,
@@ -439,6 +441,10 @@ func (c *Client) argsGate(k *call) bool {
 	}
 	return c.refuse(refusedKind(k.cmd, k.argv), errReply)
 }
+
+// protectedGate: DEBUG and MODULE as enable-debug-command and
+// enable-module-command allow them (protect.go).
+func (c *Client) protectedGate(k *call) bool { return c.refuseProtected(k.kind) }
 
 func (c *Client) authGate(k *call) bool {
 	if c.authed || k.cmd.Flags&command.NoAuth != 0 {
@@ -547,7 +553,7 @@ func (c *Client) run(cmd, kind *command.Command, argv [][]byte, now int64) {
 		// SCRIPT KILL: it must not wait for the apply loop, as a read's
 		// ReadIndex may. FUNCTION STATS reads applied state.
 		tx := c.sh.Store().ReadTx(c.db, now, true)
-		cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: c.reply()})
+		cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: c.reply(), Host: c.srv})
 		tx.Close()
 	case cmd.Flags&command.Script != 0:
 		c.script(argv, now)

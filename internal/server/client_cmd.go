@@ -253,7 +253,11 @@ func (c *Client) clientType() string {
 
 // connFD returns the socket's file descriptor without duplicating it.
 func connFD(c *Client) int {
-	sc, ok := c.nc.(syscall.Conn)
+	nc := c.nc
+	if tc, ok := nc.(tlsConn); ok {
+		nc = tc.NetConn() // a TLS client's socket
+	}
+	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return -1
 	}

@@ -121,9 +121,15 @@ func parseSlot(w *resp.Writer, arg []byte) (uint16, bool) {
 	return uint16(n), true
 }
 
-// slotKeys visits the live keys of a slot on the shard serving it.
+// slotKeys visits the live keys of a slot on the shard serving it (none
+// if this node holds no replica of it, as a Redis node has no keys of a
+// slot it does not serve).
 func (c *Client) slotKeys(slot uint16, fn func(key []byte) bool) {
-	tx := c.srv.slotShard[slot].Store().ReadTx(0, c.now(), true)
+	sh := c.srv.slotShard[slot]
+	if sh == nil {
+		return
+	}
+	tx := sh.Store().ReadTx(0, c.now(), true)
 	defer tx.Close()
 	tx.SlotKeys(slot, fn)
 }
@@ -138,8 +144,30 @@ func (s *Server) nodeNamed(name string) *cluster.Node {
 	return nil
 }
 
-// leaderOf is the node that leads a shard (0: none known).
-func (s *Server) leaderOf(i int) uint64 { return transport.NodeOf(s.shards[i].Leader()) }
+// leaderOf is the node that leads shard i (0: none known): as the node's
+// replica of it knows, or, for a shard held by other nodes only, as their
+// leadership news says (shard.Host).
+func (s *Server) leaderOf(i int) uint64 {
+	if sh := s.shardAt[i]; sh != nil {
+		return transport.NodeOf(sh.Leader())
+	}
+	if s.host == nil {
+		return 0
+	}
+	return s.host.LeaderOf(uint32(i))
+}
+
+// leaderAddr is the client address of the node that leads shard i, ""
+// if none is known.
+func (s *Server) leaderAddr(i int) string {
+	if sh := s.shardAt[i]; sh != nil {
+		return sh.LeaderAddr()
+	}
+	if id := s.leaderOf(i); id != 0 {
+		return s.host.Transport().Advertised(id)
+	}
+	return ""
+}
 
 // myShardName is the name of the first shard this node leads, or of the
 // first it holds.
@@ -149,7 +177,7 @@ func (s *Server) myShardName() string {
 			return sh.Name
 		}
 	}
-	return s.topo.Shards[0].Name
+	return s.topo.Shards[shardNumber(s.shards[0])].Name
 }
 
 func (s *Server) clusterInfo() string {
@@ -179,19 +207,20 @@ func (s *Server) clusterInfo() string {
 		"total_cluster_links_buffer_limit_exceeded:0\r\n"
 }
 
-// nodeUp reports whether node id is seen alive: it leads a shard (this
-// node hears its heartbeats) or answers a shard this node leads. A node
-// that does neither is shown failed, so clients stop dialing it.
+// nodeUp reports whether node id is seen alive: its leadership news came
+// lately (shard.Host), it leads a shard (this node hears its heartbeats) or
+// it answers a shard this node leads. A node that does none of these is
+// shown failed, so clients stop dialing it.
 func (s *Server) nodeUp(id uint64) bool {
-	if id == s.topo.NodeID {
+	if id == s.topo.NodeID || s.host != nil && s.host.Up(id) {
 		return true
 	}
-	for i, sh := range s.shards {
+	for i := range s.topo.Shards {
 		switch s.leaderOf(i) {
 		case id:
 			return true
 		case s.topo.NodeID:
-			if pr, ok := sh.Status().Progress[transport.ReplicaID(uint32(i), id)]; ok && pr.RecentActive {
+			if pr, ok := s.shardAt[i].Status().Progress[transport.ReplicaID(uint32(i), id)]; ok && pr.RecentActive {
 				return true
 			}
 		}
@@ -203,9 +232,9 @@ func (s *Server) nodeUp(id uint64) bool {
 func (c *Client) nodeAddr(id uint64) (ip string, port int) {
 	if id == c.srv.topo.NodeID {
 		if a, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
-			return a.IP.String(), c.srv.config().Port
+			return a.IP.String(), clientPort(c.srv.config())
 		}
-		return c.srv.config().Bind, c.srv.config().Port
+		return c.srv.config().Bind, clientPort(c.srv.config())
 	}
 	if c.srv.host == nil {
 		return "", 0
@@ -335,6 +364,10 @@ func (c *Client) clusterSlots(w *resp.Writer) {
 
 func (c *Client) clusterShards(w *resp.Writer) {
 	entries := c.srv.slotGroups()
+	portField := "port"
+	if announcesTLS(c.srv.config()) {
+		portField = "tls-port" // as Redis's in a TLS cluster
+	}
 	w.ArrayLen(len(entries))
 	for _, e := range entries {
 		w.MapLen(2)
@@ -358,7 +391,7 @@ func (c *Client) clusterShards(w *resp.Writer) {
 			w.MapLen(7)
 			w.BulkString("id")
 			w.BulkString(c.srv.topo.Node(id).Name)
-			w.BulkString("port")
+			w.BulkString(portField)
 			w.Int(int64(port))
 			w.BulkString("ip")
 			w.BulkString(ip)

@@ -116,10 +116,10 @@ func (c *Client) scanShards(kind *command.Command, argv [][]byte, now int64) {
 			}
 		}
 	}
-	shards := c.srv.shards
+	shards := c.srv.shardAt
 	// next is the first shard from i on that this node leads (len: none).
 	next := func(i int) int {
-		for i < len(shards) && !shards[i].IsLeader() {
+		for i < len(shards) && (shards[i] == nil || !shards[i].IsLeader()) {
 			i++
 		}
 		return i
@@ -127,7 +127,7 @@ func (c *Client) scanShards(kind *command.Command, argv [][]byte, now int64) {
 	start := func(i int) uint64 { return uint64(c.srv.topo.Shards[i].Slots[0].Start) << 48 }
 	args := append([][]byte(nil), argv...)
 	var keys [][]byte
-	i := c.srv.shardIndex(int(min(cursor>>48, cluster.SlotCount-1)))
+	i := c.srv.slotIndex[min(cursor>>48, cluster.SlotCount-1)]
 	if j := next(i); j != i { // not led here (any more): on from the next one
 		i, cursor = j, 0
 		if i < len(shards) {
@@ -161,16 +161,6 @@ func (c *Client) scanShards(kind *command.Command, argv [][]byte, now int64) {
 	for _, k := range keys {
 		w.Raw(k)
 	}
-}
-
-// shardIndex is the index of the shard serving slot.
-func (s *Server) shardIndex(slot int) int {
-	for i, sh := range s.shards {
-		if sh == s.slotShard[slot] {
-			return i
-		}
-	}
-	return 0
 }
 
 // randomKey is RANDOMKEY: a random key of a random shard this node leads

@@ -67,6 +67,12 @@ type Config struct {
 	NotApplied []string
 	includes   int // config files being read, nested by include
 
+	// Dangerous surfaces (protect.go): "no", "yes" or "local" (from
+	// loopback or the unix socket only), as in Redis 7.0.
+	EnableDebugCommand     string
+	EnableModuleCommand    string
+	EnableProtectedConfigs string
+
 	// Trust (trustConfig below): protected mode, and the secret that
 	// authenticates node-to-node traffic.
 	ProtectedMode bool
@@ -76,6 +82,13 @@ type Config struct {
 	// the Raft traffic here), with redis.conf's file settings.
 	TLSCluster                         bool
 	TLSCertFile, TLSKeyFile, TLSCAFile string
+	// TLS for clients (tls.go): the port, and how clients are served.
+	TLSPort                                  int
+	TLSCADir                                 string
+	TLSClientCertFile, TLSClientKeyFile      string // shown when this node dials a peer
+	TLSAuthClients                           string // no, yes, optional
+	TLSProtocols, TLSCiphers, TLSCipherSuite string
+	TLSSessionCaching                        bool
 
 	// Replication (etcd's flag names). A server without RaftAddr is a group
 	// of one voter.
@@ -109,6 +122,10 @@ type Config struct {
 	// LatencyPercentiles is latency-tracking-info-percentiles: what INFO
 	// latencystats reports, in this order. Replaced, never modified.
 	LatencyPercentiles []float64
+
+	// stream-node-max-entries and stream-node-max-bytes: where stream
+	// nodes end, which XADD and XTRIM with ~ trim whole.
+	StreamNodeMaxEntries, StreamNodeMaxBytes int64
 
 	// Limits against hostile input (docs/limits.md).
 	LuaMaxMemory int64 // script-maxmemory: the largest string a script may build

@@ -120,6 +120,11 @@ func configSet(c *Client, args [][]byte) {
 			w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(args[i]) + "'")
 			return
 		}
+		if p.flags&protected != 0 && !c.allowedBy(c.srv.config().EnableProtectedConfigs) {
+			// Before immutable: basalt's dir is both, Redis's protected only.
+			failed(string(args[i]), "can't set protected config")
+			return
+		}
 		if p.flags&immutable != 0 {
 			failed(string(args[i]), "can't set immutable config")
 			return
@@ -138,6 +143,15 @@ func configSet(c *Client, args [][]byte) {
 			s.mu.Unlock()
 			failed(name, err.Error())
 			return
+		}
+	}
+	for _, name := range set {
+		if try := lookupParam(name).try; try != nil {
+			if err := try(s, cfg); err != nil {
+				s.mu.Unlock()
+				failed(name, err.Error())
+				return
+			}
 		}
 	}
 	s.cfg = cfg

@@ -22,7 +22,8 @@ import (
 // An entry with ptr sets a Config field; one without is accepted, checked
 // and kept in Config.Other for CONFIG GET and REWRITE, and unused says
 // why basalt does not apply it (logged when a file or flag sets it).
-// apply runs after CONFIG SET changed the parameter.
+// apply runs after CONFIG SET changed the parameter; try runs before the
+// change is kept, and its error refuses it (what is in use stays).
 
 type paramKind int
 
@@ -40,6 +41,7 @@ type paramFlag int
 
 const (
 	immutable paramFlag = 1 << iota // set only at start (CONFIG SET refuses)
+	protected                       // CONFIG SET refuses it unless enable-protected-configs allows (protect.go)
 	multiArg                        // takes several arguments on a config line
 	percentOK                       // memParam that also takes "N%" (maxmemory-clients)
 	secret                          // never shown by CONFIG GET nor written by CONFIG REWRITE
@@ -56,6 +58,7 @@ type param struct {
 	set         func(*Config, string) error
 	get         func(*Config) string
 	apply       func(*Server, Config)
+	try         func(*Server, Config) error
 	unused      string
 }
 
@@ -72,9 +75,11 @@ const (
 	notSyslog   = "basalt logs to logfile or standard output, not to syslog"
 	notLazy     = "basalt already deletes big keys in O(1) for the caller (range deletions)"
 	notDefrag   = "basalt's memory is Go's heap and Pebble's cache; there is no allocator to defragment"
-	notTLS      = "basalt does not serve TLS yet"
+	notTLSCache = "Go's TLS resumes sessions with tickets, which need no server-side cache; tls-session-caching no turns them off"
+	notTLSPass  = "basalt reads unencrypted private keys only"
+	notTLSOrder = "Go's TLS chooses the cipher suite itself, by what the hardware accelerates"
+	notTLSDH    = "Go's TLS exchanges keys with elliptic curves only: no DH parameters are needed"
 	notModules  = "basalt has no module API"
-	notProtect  = "basalt refuses no CONFIG SET for being protected"
 	notDaemon   = "basalt runs in the foreground: let the service manager daemonize and supervise it"
 	notSaved    = "basalt writes RDB files only on SAVE and BGSAVE: every write is already durable in its log"
 	notMinRepl  = "a write is acknowledged once a majority of the Raft group has it, whatever this says"
@@ -104,8 +109,8 @@ var params = []param{
 	{name: "bind-source-addr", kind: stringParam, unused: notRepl},
 
 	// Files, logs and the process.
-	{name: "dir", kind: stringParam, def: "./basalt-data", flags: immutable, ptr: func(c *Config) any { return &c.Dir }},
-	{name: "dbfilename", kind: specialParam, def: "dump.rdb", set: setDBFilename, get: func(c *Config) string { return c.DBFilename }},
+	{name: "dir", kind: stringParam, def: "./basalt-data", flags: immutable | protected, ptr: func(c *Config) any { return &c.Dir }},
+	{name: "dbfilename", kind: specialParam, def: "dump.rdb", flags: protected, set: setDBFilename, get: func(c *Config) string { return c.DBFilename }},
 	{name: "logfile", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.LogFile }},
 	{name: "loglevel", kind: enumParam, enum: []string{"debug", "verbose", "notice", "warning"}, def: "notice",
 		ptr: func(c *Config) any { return &c.LogLevel }, apply: func(_ *Server, c Config) { setLogLevel(c.LogLevel) }},
@@ -139,11 +144,15 @@ var params = []param{
 	{name: "shutdown-timeout", kind: intParam, max: intMax, def: "10", unused: notRepl},
 	{name: "shutdown-on-sigint", kind: enumParam, enum: []string{"default", "save", "nosave", "now", "force"}, def: "default", flags: multiArg, unused: "a signal stops basalt once its acknowledged writes are on disk"},
 	{name: "shutdown-on-sigterm", kind: enumParam, enum: []string{"default", "save", "nosave", "now", "force"}, def: "default", flags: multiArg, unused: "a signal stops basalt once its acknowledged writes are on disk"},
-	{name: "enable-protected-configs", kind: enumParam, enum: []string{"no", "yes", "local"}, def: "no", flags: immutable, unused: notProtect},
-	{name: "enable-debug-command", kind: enumParam, enum: []string{"no", "yes", "local"}, def: "no", flags: immutable, unused: "DEBUG is always allowed"},
-	{name: "enable-module-command", kind: enumParam, enum: []string{"no", "yes", "local"}, def: "no", flags: immutable, unused: notModules},
 	{name: "gomaxprocs", kind: intParam, max: 1024, def: "0", ptr: func(c *Config) any { return &c.GoMaxProcs }, apply: func(_ *Server, c Config) { setGoMaxProcs(c.GoMaxProcs) }},
 	{name: "metrics-addr", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.MetricsAddr }},
+
+	// Dangerous surfaces, as in Redis 7.0 (protect.go): DEBUG, MODULE
+	// LOAD/UNLOAD and CONFIG SET of the protected parameters (dir,
+	// dbfilename) are refused unless these allow them.
+	{name: "enable-debug-command", kind: enumParam, enum: protectedAction, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.EnableDebugCommand }},
+	{name: "enable-module-command", kind: enumParam, enum: protectedAction, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.EnableModuleCommand }},
+	{name: "enable-protected-configs", kind: enumParam, enum: protectedAction, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.EnableProtectedConfigs }},
 
 	// Memory.
 	{name: "maxmemory", kind: memParam, max: int64Max, def: "0", ptr: func(c *Config) any { return &c.MaxMemory }, apply: func(_ *Server, c Config) { setMemoryLimit(c) }},
@@ -170,7 +179,8 @@ var params = []param{
 	{name: "cache-size", kind: memParam, min: 1 << 20, max: int64Max, def: strconv.FormatInt(store.DefaultCacheSize, 10), flags: immutable, ptr: func(c *Config) any { return &c.CacheSize }},
 	{name: "meta-cache-size", kind: memParam, max: int64Max, def: strconv.FormatInt(store.DefaultMetaCacheSize, 10), flags: immutable, ptr: func(c *Config) any { return &c.MetaCacheSize }},
 
-	// Encodings: accepted and shown, never used (notEncoding).
+	// Encodings: accepted and shown, never used (notEncoding), but for
+	// streams, whose node bookkeeping decides what '~' trims.
 	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: intParam, max: int64Max, def: "512", unused: notEncoding},
 	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: memParam, max: int64Max, def: "64", unused: notEncoding},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: intParam, min: math.MinInt32, max: intMax, def: "-2", unused: notEncoding},
@@ -179,8 +189,8 @@ var params = []param{
 	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: intParam, max: int64Max, def: "128", unused: notEncoding},
 	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: memParam, max: int64Max, def: "64", unused: notEncoding},
 	{name: "hll-sparse-max-bytes", kind: memParam, max: int64Max, def: "3000", unused: notEncoding},
-	{name: "stream-node-max-bytes", kind: memParam, max: int64Max, def: "4096", unused: notEncoding},
-	{name: "stream-node-max-entries", kind: intParam, max: int64Max, def: "100", unused: notEncoding},
+	{name: "stream-node-max-bytes", kind: memParam, max: int64Max, def: "4096", ptr: func(c *Config) any { return &c.StreamNodeMaxBytes }, apply: applyStreamNodeMax},
+	{name: "stream-node-max-entries", kind: intParam, max: int64Max, def: "100", ptr: func(c *Config) any { return &c.StreamNodeMaxEntries }, apply: applyStreamNodeMax},
 
 	// Persistence.
 	{name: "appendfsync", kind: specialParam, def: "always", set: setAppendFsync, get: func(c *Config) string { return c.AppendFsync.String() },
@@ -273,7 +283,7 @@ var params = []param{
 	{name: "notify-keyspace-events", kind: specialParam, set: setNotify, get: func(c *Config) string { return c.NotifyKeyspaceEvents.String() },
 		apply: func(s *Server, c Config) {
 			for _, sh := range s.shards {
-				sh.Store().SetNotify(c.NotifyKeyspaceEvents, s.hub.keyspaceEvents)
+				sh.Store().SetNotify(c.NotifyKeyspaceEvents, s.relay.events(sh.Store()))
 			}
 		}},
 	{name: "slowlog-log-slower-than", kind: intParam, min: -1, max: int64Max, def: "10000", ptr: func(c *Config) any { return &c.SlowlogSlowerThan }, apply: (*Server).applyOpsConfig},
@@ -288,27 +298,29 @@ var params = []param{
 	{name: "acl-pubsub-default", kind: enumParam, enum: []string{"allchannels", "resetchannels"}, def: "resetchannels", ptr: func(c *Config) any { return &c.ACLPubsubDefault },
 		apply: func(s *Server, c Config) { s.users.SetAllChannelsDefault(c.ACLPubsubDefault == "allchannels") }},
 
-	// TLS (Debian's redis-server is built with it).
-	{name: "tls-port", kind: intParam, max: 65535, def: "0", unused: notTLS},
-	{name: "tls-session-cache-size", kind: intParam, max: intMax, def: "20480", unused: notTLS},
-	{name: "tls-session-cache-timeout", kind: intParam, max: intMax, def: "300", unused: notTLS},
+	// TLS (tls.go): tls-port serves clients, tls-cluster the Raft traffic.
+	// CONFIG SET of the files and settings reloads them (tryTLS), or
+	// refuses and keeps those in use.
+	{name: "tls-port", kind: intParam, max: 65535, def: "0", flags: immutable, ptr: func(c *Config) any { return &c.TLSPort }},
+	{name: "tls-session-cache-size", kind: intParam, max: intMax, def: "20480", unused: notTLSCache},
+	{name: "tls-session-cache-timeout", kind: intParam, max: intMax, def: "300", unused: notTLSCache},
 	{name: "tls-cluster", kind: boolParam, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.TLSCluster }},
 	{name: "tls-replication", kind: boolParam, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.TLSCluster }}, // both mean the Raft traffic
-	{name: "tls-auth-clients", kind: enumParam, enum: []string{"no", "yes", "optional"}, def: "yes", unused: notTLS},
-	{name: "tls-prefer-server-ciphers", kind: boolParam, def: "no", unused: notTLS},
-	{name: "tls-session-caching", kind: boolParam, def: "yes", unused: notTLS},
-	{name: "tls-cert-file", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.TLSCertFile }},
-	{name: "tls-key-file", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.TLSKeyFile }},
-	{name: "tls-key-file-pass", kind: stringParam, unused: notTLS},
-	{name: "tls-client-cert-file", kind: stringParam, unused: notTLS},
-	{name: "tls-client-key-file", kind: stringParam, unused: notTLS},
-	{name: "tls-client-key-file-pass", kind: stringParam, unused: notTLS},
-	{name: "tls-dh-params-file", kind: stringParam, unused: notTLS},
-	{name: "tls-ca-cert-file", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.TLSCAFile }},
-	{name: "tls-ca-cert-dir", kind: stringParam, unused: notTLS},
-	{name: "tls-protocols", kind: stringParam, unused: notTLS},
-	{name: "tls-ciphers", kind: stringParam, unused: notTLS},
-	{name: "tls-ciphersuites", kind: stringParam, unused: notTLS},
+	{name: "tls-auth-clients", kind: enumParam, enum: []string{"no", "yes", "optional"}, def: "yes", ptr: func(c *Config) any { return &c.TLSAuthClients }, try: tryTLS},
+	{name: "tls-prefer-server-ciphers", kind: boolParam, def: "no", unused: notTLSOrder},
+	{name: "tls-session-caching", kind: boolParam, def: "yes", ptr: func(c *Config) any { return &c.TLSSessionCaching }, try: tryTLS},
+	{name: "tls-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCertFile }, try: tryTLS},
+	{name: "tls-key-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSKeyFile }, try: tryTLS},
+	{name: "tls-key-file-pass", kind: stringParam, unused: notTLSPass},
+	{name: "tls-client-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientCertFile }, try: tryTLS},
+	{name: "tls-client-key-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientKeyFile }, try: tryTLS},
+	{name: "tls-client-key-file-pass", kind: stringParam, unused: notTLSPass},
+	{name: "tls-dh-params-file", kind: stringParam, unused: notTLSDH},
+	{name: "tls-ca-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCAFile }, try: tryTLS},
+	{name: "tls-ca-cert-dir", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCADir }, try: tryTLS},
+	{name: "tls-protocols", kind: stringParam, ptr: func(c *Config) any { return &c.TLSProtocols }, try: tryTLS},
+	{name: "tls-ciphers", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCiphers }, try: tryTLS},
+	{name: "tls-ciphersuites", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCipherSuite }, try: tryTLS},
 }
 
 // paramsByName finds a parameter by its name or alias, lower-cased.
@@ -532,6 +544,12 @@ func setDBFilename(c *Config, v string) error {
 	}
 	c.DBFilename = v
 	return nil
+}
+
+// applyStreamNodeMax hands the stream node limits to the apply loop, which
+// logs them with the records that add to or trim a stream.
+func applyStreamNodeMax(_ *Server, c Config) {
+	command.SetStreamNodeMax(c.StreamNodeMaxEntries, c.StreamNodeMaxBytes)
 }
 
 func setAppendFsync(c *Config, v string) error {

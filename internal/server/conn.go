@@ -111,24 +111,12 @@ func (c *Client) parseDB(arg []byte) (int, bool) {
 }
 
 func cmdSelect(c *Client, argv [][]byte) {
-	n, ok := num.ParseInt(argv[1])
-	if !ok {
-		c.reply().Error(command.ErrNotInt)
+	db, msg := command.SelectDB(argv[1], c.srv.clustered(), c.srv.databases())
+	if msg != "" {
+		c.reply().Error(msg)
 		return
 	}
-	if n != int64(int32(n)) {
-		c.reply().Error("ERR value is out of range, value must between -2147483648 and 2147483647")
-		return
-	}
-	if n != 0 && c.srv.clustered() {
-		c.reply().Error(command.ErrSelectCluster)
-		return
-	}
-	if n < 0 || n >= int64(c.srv.databases()) {
-		c.reply().Error("ERR DB index is out of range")
-		return
-	}
-	c.db = int(n)
+	c.db = db
 	c.reply().OK()
 }
 

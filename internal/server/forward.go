@@ -3,6 +3,7 @@ package server
 import (
 	"basalt/internal/acl"
 	"bufio"
+	"bytes"
 	"net"
 	"strconv"
 	"strings"
@@ -22,9 +23,13 @@ import (
 // KILL and REPLY act here, and REPLY OFF/SKIP mute relayed replies too.
 //
 // A client that started forwarding keeps forwarding to the same leader.
-// If that connection fails (the leader died), the client's connection is
-// closed too, as it would be had it been connected to the leader: it
-// reconnects and gets the new leader.
+// If that connection fails (the leader died), the client moves to the new
+// leader as soon as one answers (resend): the reads whose replies were
+// still to come run again there, and a write whose reply was still to come
+// answers that its outcome is unknown, as the old leader may have applied
+// it. Where the old leader held state for the client that cannot move (a
+// MULTI), the client's connection is closed instead, as it would be had it
+// been connected to the leader: it reconnects and gets the new leader.
 
 // localCommands run on the node the client is connected to.
 var localCommands = map[string]bool{
@@ -124,7 +129,16 @@ func (c *Client) forwardAs(argv [][]byte, r upReply) {
 		return
 	}
 	if cmd != nil && (cmd.Name == "unwatch" || cmd.Name == "discard" || cmd.Name == "exec") {
-		c.watchLost = false
+		c.watchLost, c.upWatched = false, false
+	}
+	if cmd != nil && cmd.Name == "watch" && !c.upMulti {
+		c.upWatched = true
+	}
+	if kind := kindOf(argv); kind != nil && !c.upMulti && r.pub == nil && readsOnly(cmd, kind) {
+		r.read = make([][]byte, len(argv)) // argv is the read buffer's
+		for i, a := range argv {
+			r.read[i] = bytes.Clone(a)
+		}
 	}
 	if c.up == nil {
 		if err := c.dialUpstream(); err != nil {
@@ -275,13 +289,14 @@ func (c *Client) dialLeader(addr string) error {
 	if addr == "" {
 		return errNoLeader
 	}
-	nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	nc, err := c.srv.dialNode(addr, 2*time.Second)
 	if err != nil {
 		return err
 	}
 	u := &upstream{nc: nc, addr: addr, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10), proto: 2}
+	setup := upReply{setup: true}
 	if pass := c.srv.config().RequirePass; pass != "" {
-		u.send([][]byte{[]byte("AUTH"), []byte(pass)})
+		u.sendAs([][]byte{[]byte("AUTH"), []byte(pass)}, setup)
 	}
 	if name := c.userName(); name != acl.DefaultName && c.authPass != nil {
 		// The same user on the leader: it checks the calls of the
@@ -293,14 +308,14 @@ func (c *Client) dialLeader(addr string) error {
 		}
 	}
 	if c.proto != 2 {
-		u.send([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))})
+		u.sendAs([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))}, setup)
 		u.proto = c.proto
 	}
 	if c.db != 0 {
-		u.send([][]byte{[]byte("SELECT"), []byte(strconv.Itoa(c.db))})
+		u.sendAs([][]byte{[]byte("SELECT"), []byte(strconv.Itoa(c.db))}, setup)
 	}
 	if name := *c.name.Load(); name != "" {
-		u.send([][]byte{[]byte("CLIENT"), []byte("SETNAME"), []byte(name)})
+		u.sendAs([][]byte{[]byte("CLIENT"), []byte("SETNAME"), []byte(name)}, setup)
 	}
 	c.up = u
 	if !c.drainUpstream(false) {
@@ -320,6 +335,9 @@ const (
 	errUserNotOnLeader = forwardError("this user cannot authenticate on the leader of the shard; give every node the same aclfile")
 )
 
+// errOutcomeUnknown answers a write whose leader was lost before its reply.
+const errOutcomeUnknown = "ERR the connection to the leader was lost before the reply: the write may or may not have been applied"
+
 // drainUpstream reads the replies of the forwarded commands, appending them
 // to the client's output if keep (otherwise they are the setup's, and
 // dropped). A failed leader connection ends the client's connection.
@@ -331,14 +349,26 @@ func (c *Client) drainUpstream(keep bool) bool {
 	}
 	c.draining = true
 	defer func() { c.draining = false }()
-	if err := u.w.Flush(); err != nil {
-		return c.upstreamFailed()
-	}
 	for len(u.replies) > 0 {
-		var err error
-		u.buf, err = resp.ReadReply(u.r, u.buf[:0])
+		if r := u.replies[0]; r.lost {
+			u.replies = u.replies[1:]
+			if keep {
+				c.out.Error(errOutcomeUnknown)
+			}
+			continue
+		}
+		err := u.w.Flush()
+		if err == nil {
+			u.buf, err = resp.ReadReply(u.r, u.buf[:0])
+		}
 		if err != nil {
-			return c.upstreamFailed()
+			if !keep || !c.resend() {
+				return c.upstreamFailed()
+			}
+			if u = c.up; u == nil {
+				return true
+			}
+			continue
 		}
 		if len(u.buf) > 0 && u.buf[0] == '>' {
 			if keep {
@@ -348,13 +378,55 @@ func (c *Client) drainUpstream(keep bool) bool {
 		}
 		r := u.replies[0]
 		u.replies = u.replies[1:]
-		if keep {
+		if keep && !r.setup {
 			c.relay(r, u.buf)
 		}
 	}
 	u.replies = nil // don't keep the consumed array growing
 	if cap(u.buf) > 1<<20 {
 		u.buf = nil
+	}
+	return true
+}
+
+// resend moves the client to a new leader after its connection to the old
+// one failed before the replies still to come (see the top of this file).
+// It reports false where the old leader held a MULTI for the client, or
+// no leader answers within leaderWait: upstreamFailed then ends it.
+func (c *Client) resend() bool {
+	if c.upMulti || c.execing || c.srv.clustered() {
+		return false // the proxy's next command finds the slot's new leader (route)
+	}
+	pending := c.up.replies
+	c.up.replies = nil
+	reads := false
+	for i, r := range pending {
+		if r.pub != nil { // a PUBLISH: its count will not come
+			c.srv.origins.drop(r.pub)
+			pending[i].pub = nil
+		}
+		reads = reads || r.read != nil
+	}
+	c.closeUpstream()
+	if c.upWatched { // the EXEC those WATCHes guard aborts, as if the keys changed
+		c.upWatched, c.watchLost = false, true
+	}
+	if !reads {
+		for range pending {
+			c.out.Error(errOutcomeUnknown)
+		}
+		return true
+	}
+	if c.dialUpstream() != nil {
+		c.up = &upstream{replies: pending} // for upstreamFailed's errors
+		return false
+	}
+	for _, r := range pending {
+		if r.read == nil {
+			c.up.replies = append(c.up.replies, upReply{lost: true})
+			continue
+		}
+		c.up.sendAs(r.read, upReply{read: r.read})
 	}
 	return true
 }
@@ -376,7 +448,9 @@ func (c *Client) upstreamFailed() bool {
 func (c *Client) closeUpstream() {
 	if c.up != nil {
 		dropWaits(c.srv.origins, c.up.replies)
-		c.up.nc.Close()
+		if c.up.nc != nil {
+			c.up.nc.Close()
+		}
 		c.up = nil
 	}
 	dropWaits(c.srv.origins, c.upSlots)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -96,7 +97,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("process_id", os.Getpid())
 		add("process_supervised", "no")
 		add("run_id", s.runID)
-		add("tcp_port", cfg.Port)
+		add("tcp_port", cmp.Or(cfg.Port, cfg.TLSPort)) // as Redis
 		add("server_time_usec", now.UnixMicro())
 		add("uptime_in_seconds", up)
 		add("uptime_in_days", up/86400)
@@ -400,8 +401,8 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("cluster_enabled", b2i(s.clustered()))
 		if s.clustered() {
 			// Per shard: its slots, and its group's Raft figures.
-			for i, sh := range s.shards {
-				st := sh.Status()
+			for _, sh := range s.shards {
+				st, i := sh.Status(), shardNumber(sh)
 				add(fmt.Sprintf("basalt_shard%d", i), fmt.Sprintf("slots=%s,role=%s,term=%d,commit=%d,applied=%d,keys=%d",
 					formatSlots(s.topo.Shards[i].Slots), st.Role, st.Term, st.Commit, st.Applied, shardKeys(sh)))
 			}

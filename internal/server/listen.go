@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,9 +14,10 @@ import (
 // The client listeners: every bind address and the unix socket, with
 // tcp-keepalive on accepted connections and timeout on idle clients.
 
-// Listen binds every address of bind (none when port is 0, as Redis) and
-// the unix socket. An address written "-addr" is skipped when it cannot
-// be bound; "*" is every IPv4 address, "::*" every IPv6 one.
+// Listen binds every address of bind on port and on tls-port (none when
+// it is 0, as Redis), and the unix socket (never TLS, as in Redis 7.0).
+// An address written "-addr" is skipped when it cannot be bound; "*" is
+// every IPv4 address, "::*" every IPv6 one.
 func (s *Server) Listen() error {
 	var lns []net.Listener
 	fail := func(err error) error {
@@ -24,7 +26,10 @@ func (s *Server) Listen() error {
 		}
 		return err
 	}
-	if s.cfg.Port != 0 {
+	for _, port := range []int{s.cfg.Port, s.cfg.TLSPort} {
+		if port == 0 {
+			continue
+		}
 		for _, addr := range strings.Fields(s.cfg.Bind) {
 			optional := strings.HasPrefix(addr, "-")
 			host := strings.TrimPrefix(addr, "-")
@@ -34,13 +39,16 @@ func (s *Server) Listen() error {
 			case "::*":
 				host = "::"
 			}
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(s.cfg.Port)))
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 			if err != nil && optional {
 				slog.Warn("optional bind address skipped", "addr", host, "err", err)
 				continue
 			}
 			if err != nil {
 				return fail(err)
+			}
+			if port == s.cfg.TLSPort {
+				ln = tlsListener{ln}
 			}
 			lns = append(lns, ln)
 		}
@@ -60,7 +68,7 @@ func (s *Server) Listen() error {
 		lns = append(lns, ln)
 	}
 	if len(lns) == 0 {
-		return fmt.Errorf("no address to listen on: bind %q, port %d, no unixsocket", s.cfg.Bind, s.cfg.Port)
+		return fmt.Errorf("no address to listen on: bind %q, port %d, tls-port %d, no unixsocket", s.cfg.Bind, s.cfg.Port, s.cfg.TLSPort)
 	}
 	s.lns = lns
 	return nil
@@ -122,31 +130,50 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 		if uc, ok := nc.(*net.UnixConn); ok {
 			nc = unixConn{uc, unixAddr(s.cfg.UnixSocket)}
 		}
+		_, isTLS := ln.(tlsListener)
 		s.mu.Lock()
 		full := len(s.clients) >= s.cfg.MaxClients
 		s.mu.Unlock()
 		if full {
-			s.refuse(nc, "-ERR max number of clients reached\r\n", "maxclients")
+			reply := "-ERR max number of clients reached\r\n"
+			if isTLS {
+				reply = "" // as Redis: refused before the handshake, a TLS client gets no text
+			}
+			s.refuse(nc, reply, "maxclients")
 			continue
 		}
-		if s.protectedRefuses(nc) {
-			s.refuse(nc, errProtected, "protected mode")
-			continue
+		if isTLS {
+			nc = tlsConn{tls.Server(nc, s.tls.serve)}
 		}
 		c := newClient(s, nc)
 		s.mu.Lock()
 		s.clients[c.id] = c
 		s.mu.Unlock()
-		s.Stats.Connections.Add(1)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			c.serve()
+			if s.admit(nc) {
+				s.Stats.Connections.Add(1)
+				c.serve()
+			}
 			s.mu.Lock()
 			delete(s.clients, c.id)
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// admit runs on a new client's goroutine, where a slow one stalls no
+// other: the TLS handshake, then protected mode, in Redis's order.
+func (s *Server) admit(nc net.Conn) bool {
+	if tc, ok := nc.(tlsConn); ok && !s.handshake(tc) {
+		return false
+	}
+	if s.protectedRefuses(nc) {
+		s.refuse(nc, errProtected, "protected mode")
+		return false
+	}
+	return true
 }
 
 // closeListeners stops accepting and removes the unix socket.
@@ -221,7 +248,9 @@ const refusedLogEvery = 10 * time.Second
 // closes it, and logs it with the reason.
 func (s *Server) refuse(nc net.Conn, reply, why string) {
 	s.Stats.Rejected.Add(1)
-	nc.Write([]byte(reply))
+	if reply != "" {
+		nc.Write([]byte(reply))
+	}
 	nc.Close()
 	if missed, ok := s.refusedLog.Allow(); ok {
 		slog.Info("refused a client", "addr", nc.RemoteAddr().String(), "why", why, "refused_since_last_line", missed)

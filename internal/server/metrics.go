@@ -123,8 +123,8 @@ func (m infoCollector) Collect(ch chan<- prometheus.Metric) {
 	// Per shard (one, "0", outside cluster mode): the log's syncs and group
 	// commits, and Pebble's figures; in cluster mode also each shard's Raft
 	// state as this node sees it.
-	for i, sh := range m.s.shards {
-		id := strconv.Itoa(i)
+	for _, sh := range m.s.shards {
+		id := strconv.Itoa(shardNumber(sh))
 		for name, h := range map[string]*shard.Histogram{"basalt_log_sync_seconds": sh.Stats.SyncSeconds, "basalt_group_commit_records": sh.Stats.GroupRecords} {
 			buckets, count, sum := h.Read()
 			ch <- prometheus.MustNewConstHistogram(prometheus.NewDesc(name, "the log's syncs (seconds); the records of each group commit", []string{"shard"}, nil), count, sum, buckets, id)

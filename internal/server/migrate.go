@@ -46,6 +46,7 @@ type migrateArgs struct {
 	user, pass []byte // AUTH2 user pass, or AUTH pass (user nil)
 	auth       bool
 	keys       [][]byte
+	dial       func(addr string, timeout time.Duration) (net.Conn, error) // over TLS as nodes talk (dialNode)
 }
 
 // migrateItem is a key found, ready to send.
@@ -110,6 +111,7 @@ func cmdMigrate(c *Client, argv [][]byte) {
 		w.Error(errReply)
 		return
 	}
+	a.dial = c.srv.dialNode
 	if !c.confirmLocal(w) { // the keys as every write so far left them
 		return
 	}
@@ -225,8 +227,7 @@ const (
 // attempt is one connection's try; again asks for another (only if
 // mayRetry).
 func (a *migrateArgs) attempt(cmds []byte, items []migrateItem, mayRetry bool) (accepted [][]byte, errReply string, again bool) {
-	d := net.Dialer{Timeout: a.timeout}
-	nc, err := d.Dial("tcp", net.JoinHostPort(a.host, strconv.Itoa(atoi(a.port))))
+	nc, err := a.dial(net.JoinHostPort(a.host, strconv.Itoa(atoi(a.port))), a.timeout)
 	if err != nil {
 		// Redis connects without blocking and waits until the socket is
 		// writable: a refusal shows up as the write failing, and only a

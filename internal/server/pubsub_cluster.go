@@ -6,11 +6,14 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"basalt/internal/cluster"
 	"basalt/internal/command"
 	"basalt/internal/resp"
 	"basalt/internal/shard"
+	"basalt/internal/store"
 )
 
 // Pub/sub in a cluster. PUBLISH goes through the log (a KindPublish record,
@@ -31,6 +34,70 @@ import (
 // leader queues a stand-in (PING) in their place, and when EXEC's reply
 // comes back this node runs them in their places (spliceExec). A queued
 // PUBLISH goes as RAFT PUBLISH, whose place gets this node's count.
+
+// A node holds the shards of some of the cluster's nodes only: the message of
+// a PUBLISH goes through one shard's log, so the nodes that hold no replica
+// of that shard get it from its leader over the Raft connections instead
+// (shard.Host.Relay), as Redis Cluster's nodes get it over the cluster bus.
+
+// relay delivers the events of each shard's committed batches to this
+// node's subscribers, and relays the messages PUBLISHed through a shard
+// this node leads to the nodes without a replica of it.
+type relay struct {
+	hub *Hub
+	to  atomic.Pointer[map[*store.Store]relayTarget] // set once the shards are open
+}
+
+// relayTarget is a shard and the nodes that hold no replica of it.
+type relayTarget struct {
+	host    *shard.Host
+	sh      *shard.Shard
+	lacking []uint64
+}
+
+// start relays the shards' messages from now on (only in a cluster of
+// several nodes where some hold not every shard).
+func (r *relay) start(host *shard.Host, topo *cluster.Topology, shards []*shard.Shard) {
+	if host == nil {
+		return
+	}
+	to := map[*store.Store]relayTarget{}
+	for _, sh := range shards {
+		t := relayTarget{host: host, sh: sh}
+		for _, n := range topo.Nodes {
+			if !topo.Shards[shardNumber(sh)].Hosts(n.ID) {
+				t.lacking = append(t.lacking, n.ID)
+			}
+		}
+		if t.lacking != nil {
+			to[sh.Store()] = t
+		}
+	}
+	r.to.Store(&to)
+}
+
+// events is st's listener of committed events (store.SetNotify).
+func (r *relay) events(st *store.Store) store.NotifyListener {
+	return func(flags store.NotifyFlags, events []store.Event) {
+		r.hub.keyspaceEvents(flags, events)
+		to := r.to.Load()
+		if to == nil {
+			return
+		}
+		t, ok := (*to)[st]
+		if !ok || !t.sh.IsLeader() {
+			return
+		}
+		for _, e := range events {
+			if e.Publish {
+				t.host.Relay(t.lacking, e.Key, []byte(e.Name))
+			}
+		}
+	}
+}
+
+// deliver is a message another node relayed: this node's subscribers get it.
+func (r *relay) deliver(channel, message []byte) { r.hub.publish(kindChannel, channel, message) }
 
 // origins are the PUBLISHes this node's clients sent through the leader,
 // waiting for this node to apply them.
@@ -172,6 +239,15 @@ type upReply struct {
 	here   [][]byte // inside MULTI: a command this node runs at EXEC, in its stand-in's place
 	queued bool     // inside MULTI: a QUEUED reply gives the command a place in EXEC's reply
 	exec   bool     // EXEC or DISCARD: the end of the MULTI (spliceExec)
+	// read is a read outside MULTI, kept to be sent again if the leader is
+	// lost before its reply (resend); lost marks, on the new leader's
+	// connection, a command whose leader was lost before its reply, which
+	// answers so in its place.
+	read [][]byte
+	lost bool
+	// setup is the reply of a command that sets up the connection (AUTH,
+	// HELLO...): never the client's.
+	setup bool
 }
 
 // inMulti prepares a command forwarded inside MULTI: the argv to send (a

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -313,13 +312,10 @@ func clusterID(cfg Config) uint64 {
 }
 
 // raftTLS builds the Raft transport's TLS configurations when tls-cluster
-// (or tls-replication) is yes.
-func raftTLS(cfg Config) (server, client *tls.Config, err error) {
+// (or tls-replication) is yes, on the node's certificates (tls.go).
+func raftTLS(cfg Config, t *serverTLS) (server, client *tls.Config) {
 	if !cfg.TLSCluster {
-		return nil, nil, nil
+		return nil, nil
 	}
-	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" || cfg.TLSCAFile == "" {
-		return nil, nil, errors.New("tls-cluster needs tls-cert-file, tls-key-file and tls-ca-cert-file")
-	}
-	return transport.MutualTLS(cfg.TLSCertFile, cfg.TLSKeyFile, cfg.TLSCAFile)
+	return transport.MutualTLS(t.certs)
 }

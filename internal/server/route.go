@@ -30,12 +30,12 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 		}
 		c.sh = c.srv.keylessShard()
 		if c.txSlot >= 0 {
-			c.sh = c.srv.slotShard[c.txSlot]
-			if !c.sh.IsLeader() { // it moved since the commands were queued
+			if !c.srv.leadsSlot(c.txSlot) { // it moved since the commands were queued
 				c.endMulti()
 				c.redirect(c.txSlot)
 				return false
 			}
+			c.sh = c.srv.slotShard[c.txSlot]
 		}
 		if len(c.watching) > 0 && c.watchShard != c.sh {
 			if c.txSlot < 0 {
@@ -71,7 +71,7 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 	if c.multi && !isTxControl(cmd.Name) {
 		switch {
 		case slot < 0:
-		case !c.srv.slotShard[slot].IsLeader():
+		case !c.srv.leadsSlot(slot):
 			c.rejected = kind
 			c.rejectInMulti()
 			c.redirect(slot)
@@ -92,11 +92,12 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 		c.sh = c.srv.keylessShard()
 		return true
 	}
-	c.sh = c.srv.slotShard[slot]
 	// Shard channels' messages stay on the node (SPUBLISH is not logged),
-	// so publishers and subscribers meet at the shard's leader.
-	if !c.sh.IsLeader() && (shardChannels || !(c.readonly && readsOnly(cmd, kind))) {
-		if addr := c.sh.LeaderAddr(); c.proxy && addr != "" && !shardChannels && cmd.Name != "watch" {
+	// so publishers and subscribers meet at the shard's leader. A READONLY
+	// client reads from a replica here, if the node holds one.
+	sh := c.srv.slotShard[slot]
+	if sh == nil || !sh.IsLeader() && (shardChannels || !(c.readonly && readsOnly(cmd, kind))) {
+		if addr := c.srv.leaderAddr(c.srv.slotIndex[slot]); c.proxy && addr != "" && !shardChannels && cmd.Name != "watch" {
 			c.proxyTo(addr, argv)
 			return false
 		}
@@ -104,7 +105,14 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 		c.redirect(slot)
 		return false
 	}
+	c.sh = sh
 	return true
+}
+
+// leadsSlot reports whether this node leads the shard of slot.
+func (s *Server) leadsSlot(slot int) bool {
+	sh := s.slotShard[slot]
+	return sh != nil && sh.IsLeader()
 }
 
 // proxyTo runs a command of a slot another node leads on that node, for a
@@ -139,11 +147,11 @@ var shardPubSub = map[string]bool{"ssubscribe": true, "sunsubscribe": true, "spu
 // shard still has no leader after leaderWait (a lost majority: a shard
 // without a majority never takes a write).
 func (c *Client) redirect(slot int) {
-	sh := c.srv.slotShard[slot]
-	addr := sh.LeaderAddr()
+	i := c.srv.slotIndex[slot]
+	addr := c.srv.leaderAddr(i)
 	// During an election, wait for its outcome (leaderWait): a failover is
 	// then a pause and a MOVED, not an error, for cluster clients.
-	for deadline := time.Now().Add(leaderWait); addr == "" && time.Now().Before(deadline); addr = sh.LeaderAddr() {
+	for deadline := time.Now().Add(leaderWait); addr == "" && time.Now().Before(deadline); addr = c.srv.leaderAddr(i) {
 		select {
 		case <-c.srv.closed:
 			deadline = time.Time{}

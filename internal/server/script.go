@@ -21,7 +21,7 @@ func (c *Client) script(argv [][]byte, now int64) {
 		w := c.reply()
 		tx := c.sh.Store().ReadTx(c.db, now, true)
 		defer tx.Close()
-		cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w, ACL: c.scriptACL()})
+		cmd.Run(&command.Ctx{Tx: tx, Args: argv, W: w, Host: c.srv, ACL: c.scriptACL()})
 		return
 	}
 	c.propose(shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}, ACL: c.scriptACL()})

@@ -31,13 +31,18 @@ type Server struct {
 	// the store's ACLGen the users were last loaded at (0: load again).
 	aclMu  sync.Mutex
 	aclGen atomic.Uint64
-	lns    []net.Listener // listen.go
-	// shards are the Raft groups this node serves (shards.go): one
-	// without cluster mode; with it, each serves the slots topo gives it,
-	// and slotShard maps each slot to its shard.
+	lns []net.Listener // listen.go
+	tls *serverTLS     // tls-port and tls-cluster's certificates (tls.go), nil without TLS
+	// shards are the Raft groups this node holds a replica of (shards.go):
+	// one without cluster mode; with it, each serves the slots topo gives
+	// it. shardAt is the node's replica of each of topo's shards (nil: held
+	// by other nodes only), slotShard the one of each slot, and slotIndex
+	// each slot's shard in topo.
 	shards    []*shard.Shard
 	topo      *cluster.Topology
+	shardAt   []*shard.Shard
 	slotShard []*shard.Shard
+	slotIndex []int
 	host      *shard.Host // the shards' shared transport, in a cluster of several nodes
 	runID     string
 	start     time.Time
@@ -46,6 +51,7 @@ type Server struct {
 
 	clients map[int64]*Client
 	hub     *Hub     // pub/sub subscriptions (pubsub.go)
+	relay   *relay   // PUBLISH to the nodes without the shard (pubsub_cluster.go)
 	origins *origins // PUBLISHes sent through the leader (pubsub_cluster.go)
 	tracker *tracker // CLIENT TRACKING (tracking.go)
 	pause   pause    // CLIENT PAUSE (pause.go)
@@ -91,10 +97,11 @@ func New(cfg Config) (*Server, error) {
 	if err := checkRaftTrust(cfg); err != nil {
 		return nil, err
 	}
-	serverTLS, clientTLS, err := raftTLS(cfg)
+	tlsState, err := newServerTLS(cfg)
 	if err != nil {
 		return nil, err
 	}
+	raftServerTLS, raftClientTLS := raftTLS(cfg, tlsState)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -109,19 +116,25 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxClients = fds.maxClients
 	hub := newHub(cfg.OutputLimits[pubsubClass])
 	sc := shardConfig(cfg)
-	sc.ServerTLS, sc.ClientTLS = serverTLS, clientTLS
+	sc.ServerTLS, sc.ClientTLS = raftServerTLS, raftClientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
+	applyStreamNodeMax(nil, cfg)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published
-	shards, topo, host, err := openShards(cfg, sc, fds.storeFiles, func(st *store.Store) {
-		st.SetNotify(cfg.NotifyKeyspaceEvents, hub.keyspaceEvents)
+	// The shards tell the server what their scripts call (command.Host);
+	// none is live before clients connect, so s is filled in below.
+	s := &Server{}
+	relay := &relay{hub: hub}
+	shards, topo, host, err := openShards(cfg, sc, command.Applier(s), relay.deliver, fds.storeFiles, func(st *store.Store) {
+		st.SetNotify(cfg.NotifyKeyspaceEvents, relay.events(st))
 	})
 	if err != nil {
 		return nil, err
 	}
+	relay.start(host, topo, shards)
 	removeSaveLeftovers(cfg.Dir) // the stores' locks say no other basalt uses dir
-	s := &Server{
+	*s = Server{
 		cfg:      cfg,
 		users:    users,
 		shards:   shards,
@@ -132,25 +145,27 @@ func New(cfg Config) (*Server, error) {
 		closed:   make(chan struct{}),
 		clients:  map[int64]*Client{},
 		hub:      hub,
+		relay:    relay,
 		origins:  origins,
 		shutdown: make(chan struct{}),
+		tls:      tlsState,
 	}
 	s.refusedLog.Period = refusedLogEvery
 	if topo != nil {
+		s.shardAt = make([]*shard.Shard, len(topo.Shards))
+		for _, sh := range shards {
+			s.shardAt[shardNumber(sh)] = sh
+		}
+		s.slotIndex = topo.ShardBySlot()
 		s.slotShard = make([]*shard.Shard, cluster.SlotCount)
-		for slot, i := range topo.ShardBySlot() {
-			s.slotShard[slot] = shards[i]
+		for slot, i := range s.slotIndex {
+			s.slotShard[slot] = s.shardAt[i]
 		}
 	}
 	s.tracker = newTracker(s)
 	s.applyOpsConfig(cfg)
 	s.applyNetConfig(cfg)
-	// One server a process: scripts' calls are told to this one.
-	command.ScriptCallHook = s.scriptCalled
-	command.PublishReceivers = s.hub.receivers
-	command.ScriptRefusedHook = s.scriptRefused
-	command.ScriptACL = s.scriptACL
-	s.syncUsers()                                                            // the users of the log, if an ACL command changed them
+	s.syncUsers() // the users of the log, if an ACL command changed them
 	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup
 	return s, nil
 }
@@ -168,7 +183,7 @@ func shardConfig(cfg Config) shard.Config {
 		ID:             max(cfg.NodeID, 1),
 		RaftAddr:       cfg.RaftAddr,
 		Join:           cfg.Join,
-		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(cfg.Port)),
+		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(clientPort(cfg))),
 		RaftDir:        filepath.Join(cfg.Dir, "raft"),
 		Fsync:          cfg.AppendFsync,
 		LogRetain:      uint64(cfg.LogRetain),
@@ -189,14 +204,14 @@ func shardConfig(cfg Config) shard.Config {
 const errProtected = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
 
 // protectedRefuses is Redis's protected mode: with protected-mode yes and
-// no password, only clients on loopback are served.
+// no password, only local clients (127.0.0.1, ::1, the unix socket) are
+// served.
 func (s *Server) protectedRefuses(nc net.Conn) bool {
 	cfg := s.config()
 	if !cfg.ProtectedMode || s.users.AnyPassword() {
 		return false // a password of any user lifts it, as in Redis
 	}
-	addr, ok := nc.RemoteAddr().(*net.TCPAddr)
-	return ok && !addr.IP.IsLoopback()
+	return !isLocalAddr(nc.RemoteAddr())
 }
 
 // ShutdownRequested is closed when a client asks the server to stop.

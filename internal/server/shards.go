@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"basalt/internal/cluster"
-	"basalt/internal/command"
 	"basalt/internal/shard"
 	"basalt/internal/store"
 	"basalt/internal/transport"
@@ -25,11 +24,12 @@ import (
 // to the shard of its keys' slot (route.go); the keyless commands that
 // cover the key space cover the shards the node leads (clusterwide.go).
 
-// openShards opens the node's stores and starts their groups; prepare is
-// called on each store before its group starts; storeFiles bounds the
+// openShards opens the node's stores and starts their groups, which apply
+// their records with apply; relayed hears the pub/sub messages other nodes
+// relay; prepare is called on each store before its group starts; storeFiles bounds the
 // files the stores keep open, together. In a cluster of several nodes the
 // groups share one transport, the host's.
-func openShards(cfg Config, sc shard.Config, storeFiles int, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
+func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(channel, message []byte), storeFiles int, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
 	topoPath := filepath.Join(cfg.Dir, "topology.json")
 	_, statErr := os.Stat(topoPath)
 	hasTopology := statErr == nil
@@ -37,7 +37,7 @@ func openShards(cfg Config, sc shard.Config, storeFiles int, prepare func(*store
 		if hasTopology {
 			return nil, nil, nil, fmt.Errorf("%s holds a cluster node's data (%s): start it with --cluster-enabled yes", cfg.Dir, topoPath)
 		}
-		sh, err := openShard(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize), MaxOpenFiles: storeFiles}, sc, prepare)
+		sh, err := openShard(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize), MaxOpenFiles: storeFiles}, sc, apply, prepare)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -52,18 +52,30 @@ func openShards(cfg Config, sc shard.Config, storeFiles int, prepare func(*store
 	}
 	var host *shard.Host
 	if cfg.RaftAddr != "" {
+		nodes := map[uint64]string{}
+		for _, n := range topo.Nodes {
+			nodes[n.ID] = n.RaftAddr
+		}
 		if host, err = shard.NewHost(shard.HostConfig{NodeID: topo.NodeID, RaftAddr: cfg.RaftAddr, Advertise: sc.Advertise, Secret: sc.Secret, ClusterID: sc.ClusterID,
-			ServerTLS: sc.ServerTLS, ClientTLS: sc.ClientTLS}); err != nil {
+			ServerTLS: sc.ServerTLS, ClientTLS: sc.ClientTLS, Nodes: nodes, Relayed: relayed}); err != nil {
 			return nil, nil, nil, err
 		}
 	}
-	n := int64(len(topo.Shards))
+	var n int64 // the shards this node holds a replica of
+	for _, ts := range topo.Shards {
+		if ts.Hosts(topo.NodeID) {
+			n++
+		}
+	}
 	meta := metaCacheOption(cfg.MetaCacheSize)
 	if meta > 0 {
 		meta = max(meta/n, 1<<20)
 	}
 	var shards []*shard.Shard
 	for _, ts := range topo.Shards {
+		if !ts.Hosts(topo.NodeID) {
+			continue
+		}
 		dir := filepath.Join(cfg.Dir, "shards", strconv.Itoa(ts.Index))
 		c := sc
 		c.RaftDir, c.Host = filepath.Join(dir, "raft"), host
@@ -75,7 +87,7 @@ func openShards(cfg Config, sc shard.Config, storeFiles int, prepare func(*store
 			}
 		}
 		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: meta, Slots: ts.Slots,
-			MaxOpenFiles: max(storeFiles/int(n), minStoreFiles)}, c, prepare)
+			MaxOpenFiles: max(storeFiles/int(n), minStoreFiles)}, c, apply, prepare)
 		if err != nil {
 			closeShards(shards, host)
 			return nil, nil, nil, fmt.Errorf("shard %d: %w", ts.Index, err)
@@ -94,6 +106,10 @@ func clusterTopology(cfg Config) (*cluster.Topology, error) {
 	if cfg.RaftAddr != "" {
 		nodes = cfg.InitialCluster
 	}
+	replicas := cfg.ClusterReplicas
+	if replicas == 0 { // Redis's usual deployment: a master and two replicas
+		replicas = min(defaultReplicas, len(nodes))
+	}
 	topo, created, err := cluster.LoadOrCreateTopology(cfg.Dir, func() (*cluster.Topology, error) {
 		switch {
 		case cfg.Join:
@@ -102,14 +118,16 @@ func clusterTopology(cfg Config) (*cluster.Topology, error) {
 			return nil, errors.New("cluster-enabled: node-id must be below 4294967296")
 		case nodes[me] != cfg.RaftAddr:
 			return nil, fmt.Errorf("cluster-enabled: --initial-cluster must name this node (%d) at its --raft-addr %s", me, cfg.RaftAddr)
-		case cfg.ClusterReplicas != 0 && cfg.ClusterReplicas != len(nodes):
-			return nil, fmt.Errorf("cluster-enabled: cluster-replicas %d: every node holds a replica of every shard for now, so it must be the number of nodes (%d)", cfg.ClusterReplicas, len(nodes))
+		case replicas > len(nodes):
+			return nil, fmt.Errorf("cluster-enabled: cluster-replicas %d: there are only %d nodes to hold them", replicas, len(nodes))
+		case cfg.ClusterShards*replicas < len(nodes):
+			return nil, fmt.Errorf("cluster-enabled: %d shards of %d replicas leave some of the %d nodes without a shard: raise cluster-shards or cluster-replicas", cfg.ClusterShards, replicas, len(nodes))
 		}
 		seed := cluster.RandomSeed()
 		if cfg.RaftAddr != "" {
 			seed = FormatCluster(nodes) + "/" + strconv.Itoa(cfg.ClusterShards)
 		}
-		return cluster.NewTopology(seed, me, nodes, cfg.ClusterShards, len(nodes)), nil
+		return cluster.NewTopology(seed, me, nodes, cfg.ClusterShards, replicas), nil
 	})
 	switch {
 	case err != nil:
@@ -124,13 +142,13 @@ func clusterTopology(cfg Config) (*cluster.Topology, error) {
 
 // openShard opens one store and starts its group. A group of one voter
 // elects itself at once.
-func openShard(dir string, o store.Options, sc shard.Config, prepare func(*store.Store)) (*shard.Shard, error) {
+func openShard(dir string, o store.Options, sc shard.Config, apply shard.Applier, prepare func(*store.Store)) (*shard.Shard, error) {
 	st, err := store.Open(dir, o)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	prepare(st)
-	sh, err := shard.New(st, command.Apply, sc)
+	sh, err := shard.New(st, apply, sc)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -224,14 +242,23 @@ func (s *Server) balanceLeaders() {
 			return
 		case <-t.C:
 		}
-		for i, ts := range s.topo.Shards {
-			if pref := ts.Replicas[0]; pref != s.topo.NodeID && s.shards[i].IsLeader() {
+		for _, sh := range s.shards {
+			i := shardNumber(sh)
+			if pref := s.topo.Shards[i].Replicas[0]; pref != s.topo.NodeID && sh.IsLeader() {
 				// Only to a member raft saw lately (transferLeadership).
-				s.shards[i].TransferLeadershipTo(transport.ReplicaID(uint32(i), pref), time.Second)
+				sh.TransferLeadershipTo(transport.ReplicaID(uint32(i), pref), time.Second)
 			}
 		}
 	}
 }
+
+// defaultReplicas is how many nodes hold each shard unless
+// cluster-replicas says otherwise (fewer if the cluster has fewer nodes).
+const defaultReplicas = 3
+
+// shardNumber is a shard's index in the topology: its Raft group (0
+// outside cluster mode).
+func shardNumber(sh *shard.Shard) int { return int(transport.GroupOf(sh.ID())) }
 
 // clustered reports whether the node runs in cluster mode.
 func (s *Server) clustered() bool { return s.topo != nil }

@@ -110,15 +110,16 @@ func cmdExec(c *Client, argv [][]byte) {
 			}
 		}
 	}
-	c.spliceConnReplies(w, p.W.Bytes(), queued, &p.Rec, denied)
+	c.spliceConnReplies(w, p.W.Bytes(), queued, &p.Run, denied)
 }
 
 // spliceConnReplies copies an EXEC reply to w, running the queued
 // connection commands here and inserting their replies at the offsets the
-// apply loop left for them (rec.ConnAt). A PUBLISH that went through the
+// apply loop left for them (run.ConnAt). A PUBLISH that went through the
 // log with the record (in a cluster) answers the count its commit left in
-// rec.Receivers; the others (on a lone node) publish now.
-func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, rec *shard.Record, denied map[int]string) {
+// run.Receivers; the others (on a lone node) publish now. denied are
+// the replies of the commands the ACL refused at EXEC, by position.
+func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]byte, run *shard.Run, denied map[int]string) {
 	prev := 0
 	slot, published := 0, 0
 	c.inExec = true
@@ -128,7 +129,7 @@ func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]by
 		if cmd.Flags&command.Conn == 0 || cmd.Name == "select" {
 			continue
 		}
-		at := rec.ConnAt[slot]
+		at := run.ConnAt[slot]
 		w.Raw(reply[prev:at])
 		prev = at
 		slot++
@@ -137,8 +138,8 @@ func (c *Client) spliceConnReplies(w *resp.Writer, reply []byte, queued [][][]by
 			continue
 		}
 		if ch, msg, _, ok := command.PublishArgs(q); ok {
-			if published < len(rec.Receivers) {
-				w.Int(int64(rec.Receivers[published]))
+			if published < len(run.Receivers) {
+				w.Int(int64(run.Receivers[published]))
 				published++
 			} else {
 				c.publishHere(ch, msg)

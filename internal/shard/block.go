@@ -9,8 +9,8 @@ import (
 )
 
 // Blocking commands (BLPOP, BZPOPMIN, BLMOVE...). A client's blocking
-// command is proposed as an ordinary record with Block set. If it finds
-// nothing, the applier says which keys it waits for (Record.BlockedOn) and
+// command is proposed as an ordinary record with Run.Block set. If it finds
+// nothing, the applier says which keys it waits for (Run.BlockedOn) and
 // writes no reply; the proposal then waits here instead of completing.
 //
 // When a later record touches one of those keys, the apply loop retries the
@@ -129,7 +129,7 @@ func (h BlockHandle) Cancel() bool {
 	return true
 }
 
-// Blocking returns a handle for a proposal with Rec.Block set.
+// Blocking returns a handle for a proposal with Run.Block set.
 func (s *Shard) Blocking(p *Proposal) BlockHandle { return BlockHandle{s, p} }
 
 // BlockedCount is the number of blocking commands waiting for a write
@@ -148,7 +148,7 @@ func (s *Shard) forget(w *waiter) {
 // no reply.
 func (s *Shard) block(p *Proposal) bool {
 	w := &waiter{p: p}
-	for _, k := range p.Rec.BlockedOn {
+	for _, k := range p.Run.BlockedOn {
 		w.ids = append(w.ids, watchID(p.Rec.DB, k))
 	}
 	s.blockMu.Lock()
@@ -178,8 +178,8 @@ func (s *Shard) serveBlocked(apply func(p *Proposal) bool) []*Proposal {
 			if nothingFor[name] || !w.state.CompareAndSwap(waiting, serving) {
 				continue // cancelled or served meanwhile
 			}
-			w.p.Rec.BlockedOn = nil
-			w.p.Rec.Retry = true
+			w.p.Run.BlockedOn = nil
+			w.p.Run.Retry = true
 			w.p.Rec.Time = 0 // a retry is a new record with its own time
 			if !apply(w.p) {
 				w.state.Store(waiting)

@@ -15,7 +15,8 @@ import (
 func TestBlockedPopReplay(t *testing.T) {
 	st, sh, raftDir := startLone(t)
 	propose := func(block bool, args ...string) *shard.Proposal {
-		p := shard.NewProposal(shard.Record{Kind: shard.KindCommand, Cmds: [][][]byte{argv(args[0], args[1:])}, Block: block}, 2)
+		p := shard.NewProposal(shard.Record{Kind: shard.KindCommand, Cmds: [][][]byte{argv(args[0], args[1:])}}, 2)
+		p.Run.Block = block
 		if err := sh.Propose(p); err != nil {
 			t.Fatal(err)
 		}

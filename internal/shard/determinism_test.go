@@ -278,7 +278,7 @@ func TestReplayDeterminism(t *testing.T) {
 	for _, rec := range recs {
 		w := resp.NewWriter(2)
 		tx.DB, tx.Now = rec.DB, rec.Time
-		command.Apply(tx, rec, nil, w)
+		command.Apply(tx, rec, nil, nil, w)
 		if want := replies[rec.Seed]; !bytes.Equal(w.Bytes(), want) && mismatches < 5 {
 			mismatches++
 			t.Errorf("record %d %q: replayed reply %q, live reply %q", rec.Index, rec.Cmds, w.Bytes(), want)

@@ -31,38 +31,54 @@ type Record struct {
 	Seed  uint64 // randomness (SPOP, SRANDMEMBER...) comes from here
 	Cmds  [][][]byte
 	Watch []WatchKey
-
-	// Block is set by a client for a blocking command outside MULTI: if
-	// the command finds nothing, the applier sets BlockedOn to the keys it
-	// waits for instead of replying. Neither is logged: a record that
-	// blocked changed nothing.
-	Block     bool
-	BlockedOn [][]byte
-	// Retry is set when the apply loop runs a blocked record again: a
-	// command may answer differently then (XREADGROUP's "the stream key no
-	// longer exists"), but must change the same data, since it is not logged.
-	Retry bool
-
-	// ConnAt is filled while applying an EXEC: the reply offsets where the
-	// replies of queued connection commands (CLIENT SETNAME...) belong.
-	// Not logged: those commands change no data.
-	ConnAt []int
-	// Receivers is filled when the batch of an EXEC the leader applied for
-	// its client commits: for each PUBLISH in it that went through the log
-	// (in a cluster), how many of this node's subscribers got the message.
-	// Not logged.
-	Receivers []int
 	// Published is what PUBLISH answered inside the record's scripts, in
 	// order: the leader counts its subscribers as it applies the record,
 	// and a follower or a replay answers the scripts the same counts. Logged
 	// (only when not empty, so other records keep their form).
 	Published []int64
+	// StreamNode is the leader's stream node limits when it applied the
+	// record, read at its first stream write: followers and replays cut
+	// stream nodes where the leader did. Logged only when they are not
+	// the defaults (nil on a record from the log that has none).
+	StreamNode *StreamNodeMax
 	// ACL is the rules (ACL LIST's form) of the user whose script the
 	// record runs, when that user may not run everything: each redis.call
 	// is checked against them, so every replica refuses the same calls.
 	// Logged only when set.
 	ACL string
 }
+
+// Run is what the leader's application of a record for its client asks and
+// leaves beside the reply. None of it is logged: a follower or a replay
+// applies the record with no Run, and must change the same data.
+type Run struct {
+	// Block is set by a client for a blocking command outside MULTI: if
+	// the command finds nothing, the applier sets BlockedOn to the keys it
+	// waits for instead of replying (a record that blocked changed
+	// nothing).
+	Block     bool
+	BlockedOn [][]byte
+	// Retry is set when the apply loop runs a blocked record again: a
+	// command may answer differently then (XREADGROUP's "the stream key no
+	// longer exists"), but must change the same data.
+	Retry bool
+
+	// ConnAt is filled while applying an EXEC: the reply offsets where the
+	// replies of queued connection commands (CLIENT SETNAME...) belong.
+	ConnAt []int
+	// Receivers is filled when the batch of an EXEC commits: for each
+	// PUBLISH in it that went through the log (in a cluster), how many of
+	// this node's subscribers got the message.
+	Receivers []int
+}
+
+// StreamNodeMax is stream-node-max-entries and stream-node-max-bytes: where
+// a stream's nodes end, and so what XADD and XTRIM with ~ trim.
+type StreamNodeMax struct{ Entries, Bytes int64 }
+
+// DefaultStreamNodeMax is Redis's defaults, which a record that logs no
+// StreamNode applies with.
+var DefaultStreamNodeMax = StreamNodeMax{Entries: 100, Bytes: 4096}
 
 // WatchKey is a key an EXEC is conditional on: Index is the applied index
 // when WATCH ran; Live says the key existed then (so its expiry since counts
@@ -115,11 +131,22 @@ func (r *Record) Marshal(buf []byte) []byte {
 		}
 		buf = append(buf, state)
 	}
-	if len(r.Published) > 0 || r.ACL != "" {
+	// Optional tail: the published counts, then the stream node limits,
+	// then the ACL (each after the ones before it, defaults if need be).
+	node := r.StreamNode != nil && *r.StreamNode != DefaultStreamNodeMax
+	if len(r.Published) > 0 || node || r.ACL != "" {
 		buf = binary.AppendUvarint(buf, uint64(len(r.Published)))
 		for _, n := range r.Published {
 			buf = binary.AppendVarint(buf, n)
 		}
+	}
+	if node || r.ACL != "" {
+		sn := DefaultStreamNodeMax
+		if node {
+			sn = *r.StreamNode
+		}
+		buf = binary.AppendUvarint(buf, uint64(sn.Entries))
+		buf = binary.AppendUvarint(buf, uint64(sn.Bytes))
 	}
 	if r.ACL != "" {
 		buf = binary.AppendUvarint(buf, uint64(len(r.ACL)))
@@ -159,6 +186,9 @@ func Unmarshal(data []byte) (*Record, error) {
 		for i := range r.Published {
 			r.Published[i] = d.varint()
 		}
+	}
+	if len(d.b) > 0 {
+		r.StreamNode = &StreamNodeMax{Entries: int64(d.uvarint()), Bytes: int64(d.uvarint())}
 	}
 	if len(d.b) > 0 {
 		if r.ACL = string(d.bytes()); r.ACL == "" {

@@ -34,17 +34,44 @@ func TestRecordPublished(t *testing.T) {
 	}
 }
 
-// Record.ACL follows the published counts (none, when no script
-// published) and is logged only when set.
-func TestRecordACL(t *testing.T) {
+// Record.StreamNode is logged only when it is not the defaults, after the
+// published counts, so that a record with neither keeps its old form.
+func TestRecordStreamNode(t *testing.T) {
+	rec := Record{Kind: KindCommand, Time: 7, Seed: 9, Cmds: [][][]byte{{[]byte("XADD"), []byte("s"), []byte("*"), []byte("f"), []byte("v")}}}
+	plain := rec.Marshal(nil)
+	rec.StreamNode = &DefaultStreamNodeMax
+	if got := rec.Marshal(nil); !bytes.Equal(got, plain) {
+		t.Fatalf("the default limits change the record's form: %x vs %x", plain, got)
+	}
 	for _, published := range [][]int64{nil, {3}} {
-		rec := Record{Kind: KindCommand, Cmds: [][][]byte{{[]byte("EVAL"), []byte("x"), []byte("0")}}, Published: published, ACL: "user u on nopass -@all +get"}
+		rec.StreamNode, rec.Published = &StreamNodeMax{Entries: 0, Bytes: 1 << 20}, published
 		got, err := Unmarshal(rec.Marshal(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.ACL != rec.ACL || !slices.Equal(got.Published, published) {
-			t.Fatalf("got ACL %q, Published %v; want %q, %v", got.ACL, got.Published, rec.ACL, published)
+		if got.StreamNode == nil || *got.StreamNode != *rec.StreamNode || !slices.Equal(got.Published, published) {
+			t.Fatalf("got %+v and %v, want %+v and %v", got.StreamNode, got.Published, *rec.StreamNode, published)
+		}
+	}
+	got, err := Unmarshal(plain)
+	if err != nil || got.StreamNode != nil {
+		t.Fatalf("a record without limits: %+v, %v", got.StreamNode, err)
+	}
+}
+
+// Record.ACL follows the published counts and the stream node limits
+// (defaults, when the record has none) and is logged only when set.
+func TestRecordACL(t *testing.T) {
+	for _, published := range [][]int64{nil, {3}} {
+		for _, node := range []*StreamNodeMax{nil, {Entries: 5, Bytes: 10}} {
+			rec := Record{Kind: KindCommand, Cmds: [][][]byte{{[]byte("EVAL"), []byte("x"), []byte("0")}}, Published: published, StreamNode: node, ACL: "user u on nopass -@all +get"}
+			got, err := Unmarshal(rec.Marshal(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ACL != rec.ACL || !slices.Equal(got.Published, published) || node != nil && *got.StreamNode != *node {
+				t.Fatalf("got ACL %q, Published %v, StreamNode %+v; want %q, %v, %+v", got.ACL, got.Published, got.StreamNode, rec.ACL, published, node)
+			}
 		}
 	}
 }

@@ -49,7 +49,8 @@ func (f Fsync) String() string { return [...]string{"always", "everysec", "no"}[
 // Applier applies one record to the write Tx and writes the client's reply
 // to w (which may be nil when replaying). It must be a pure function of the
 // state and the record; env is what it may ask of the shard besides.
-type Applier func(tx *store.Tx, rec *Record, env Env, w *resp.Writer)
+// run is the leader's Run for its client's record, nil otherwise.
+type Applier func(tx *store.Tx, rec *Record, run *Run, env Env, w *resp.Writer)
 
 // Env is what applying a record may ask of its shard: whether a key an EXEC
 // watched was modified since (the leader's registry), and, for a PUBLISH
@@ -68,6 +69,7 @@ type Env interface {
 // proposal can be reused once its value was received.
 type Proposal struct {
 	Rec  Record
+	Run  Run // what applying Rec asks and leaves, beside its reply
 	W    *resp.Writer
 	Done chan struct{}
 	// Client is the ID of the client that proposed it, for the keys its
@@ -93,7 +95,7 @@ const (
 
 // Recycle makes a completed proposal ready for another record.
 func (p *Proposal) Recycle() {
-	p.Rec = Record{}
+	p.Rec, p.Run = Record{}, Run{}
 	p.Client = 0
 	p.W.Reset()
 	p.cancelled = false
@@ -765,7 +767,7 @@ func (s *Shard) propose(group []*Proposal) {
 		rec.Seed = s.rng.Uint64()
 		before, published := tx.Writes(), tx.Published()
 		tx.Writer = p.Client
-		s.applyOne(tx, rec, p.W)
+		s.applyOne(tx, rec, &p.Run, p.W)
 		tx.Writer = 0
 		// Logged after applying, and only if it changed something (or
 		// published a message, which every node must deliver): a PFADD of
@@ -780,7 +782,7 @@ func (s *Shard) propose(group []*Proposal) {
 			data = append(data[:at+n], data[at+binary.MaxVarintLen64:]...)
 			records++
 		}
-		return !(rec.Block && rec.BlockedOn != nil)
+		return !(p.Run.Block && p.Run.BlockedOn != nil)
 	}
 	var done []*Proposal
 	if len(s.wake) > 0 {
@@ -1002,7 +1004,7 @@ func (s *Shard) applyEntry(tx *store.Tx, e *raftpb.Entry) error {
 	}
 	return eachRecord(e.Data[9:], func(rec *Record) {
 		rec.Index = e.Index
-		s.applyOne(tx, rec, nil)
+		s.applyOne(tx, rec, nil, nil)
 		s.Stats.Records.Add(1)
 		if rec.Time > s.lastTime {
 			s.lastTime = rec.Time
@@ -1089,7 +1091,7 @@ func (s *Shard) maybeCompact() {
 
 // applyOne applies one record; a panic in a command becomes an error reply
 // instead of taking the server down.
-func (s *Shard) applyOne(tx *store.Tx, rec *Record, w *resp.Writer) {
+func (s *Shard) applyOne(tx *store.Tx, rec *Record, run *Run, w *resp.Writer) {
 	defer func() {
 		if r := recover(); r != nil {
 			slog.Error("apply panicked", "index", rec.Index, "panic", r)
@@ -1104,7 +1106,7 @@ func (s *Shard) applyOne(tx *store.Tx, rec *Record, w *resp.Writer) {
 		s.publish(tx, rec, w)
 		return
 	}
-	s.apply(tx, rec, s, w)
+	s.apply(tx, rec, run, s, w)
 }
 
 // WatchDirty reports whether a watched key changed since its WATCH. Only
@@ -1155,7 +1157,7 @@ func Replay(st *store.Store, apply Applier, recs []*Record) error {
 	s := &Shard{st: st, apply: apply, Watches: newWatches()}
 	tx := st.WriteTx()
 	for _, rec := range recs {
-		s.applyOne(tx, rec, nil)
+		s.applyOne(tx, rec, nil, nil)
 	}
 	return tx.Commit(true)
 }

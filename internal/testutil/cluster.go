@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -20,6 +21,30 @@ type Cluster struct {
 // waits until they agree on a leader.
 func StartCluster(t testing.TB, n int, args ...string) *Cluster {
 	t.Helper()
+	c := StartNodes(t, n, args...)
+	c.WaitLeader(t, 15*time.Second)
+	return c
+}
+
+// StartNodes starts the n nodes of a new cluster as StartCluster does,
+// without waiting for a leader: in cluster mode a node's groups are its
+// shards, which need not be the same on every node.
+func StartNodes(t testing.TB, n int, args ...string) *Cluster {
+	t.Helper()
+	return startNodes(t, n, func(int) []string { return args })
+}
+
+// StartClusterEach is StartCluster with the args of each node: Nodes[i]
+// gets args(i).
+func StartClusterEach(t testing.TB, n int, args func(i int) []string) *Cluster {
+	t.Helper()
+	c := startNodes(t, n, args)
+	c.WaitLeader(t, 15*time.Second)
+	return c
+}
+
+func startNodes(t testing.TB, n int, args func(i int) []string) *Cluster {
+	t.Helper()
 	c := &Cluster{}
 	var members []string
 	for i := 1; i <= n; i++ {
@@ -29,10 +54,9 @@ func StartCluster(t testing.TB, n int, args ...string) *Cluster {
 	}
 	for i := 1; i <= n; i++ {
 		a := append([]string{"--node-id", strconv.Itoa(i), "--raft-addr", c.RaftAdr[i-1],
-			"--initial-cluster", strings.Join(members, ",")}, args...)
+			"--initial-cluster", strings.Join(members, ",")}, args(i-1)...)
 		c.Nodes = append(c.Nodes, StartBasalt(t, "", a...))
 	}
-	c.WaitLeader(t, 15*time.Second)
 	return c
 }
 
@@ -188,4 +212,54 @@ func StartRedisCluster(t testing.TB) *Proc {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return p
+}
+
+// WaitBalanced waits until every node of a cluster in cluster mode
+// reports cluster_state:ok and leads as many shards as the others (its
+// CLUSTER NODES line holds ranges slot ranges), each node's view the same.
+func (c *Cluster) WaitBalanced(t testing.TB, timeout time.Duration, ranges int) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for time.Now().Before(deadline) {
+		var err error
+		if last, err = c.balanced(ranges); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the cluster did not balance its leaders within %v: %s", timeout, last)
+}
+
+func (c *Cluster) balanced(ranges int) (string, error) {
+	var views []string
+	for _, p := range c.Nodes {
+		conn, err := DialErr(p.Addr)
+		if err != nil {
+			return "", err
+		}
+		info, err1 := conn.DoErr("CLUSTER", "INFO")
+		nodesReply, err2 := conn.DoErr("CLUSTER", "NODES")
+		conn.Close()
+		if err := errors.Join(err1, err2); err != nil {
+			return "", err
+		}
+		if !strings.Contains(info.Str, "cluster_state:ok") {
+			return info.Str, errors.New("not ok")
+		}
+		// Each line's slots, without the myself flag that differs by node.
+		view := strings.ReplaceAll(nodesReply.Str, "myself,", "")
+		for _, line := range strings.Split(strings.TrimSpace(view), "\n") {
+			if f := strings.Fields(line); len(f) != 8+ranges {
+				return view, errors.New("unbalanced")
+			}
+		}
+		views = append(views, view)
+	}
+	for _, v := range views[1:] {
+		if v != views[0] {
+			return strings.Join(views, "\n"), errors.New("views differ")
+		}
+	}
+	return views[0], nil
 }

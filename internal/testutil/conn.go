@@ -35,7 +35,25 @@ type Conn struct {
 // Dial connects to addr; the connection is closed in t.Cleanup.
 func Dial(t testing.TB, addr string) *Conn {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, DefaultTimeout)
+	return dialWith(t, "tcp", addr, net.Dialer{Timeout: DefaultTimeout})
+}
+
+// DialFrom connects to addr from the local address from (an IP): a
+// client on 127.0.0.2 is on loopback but not "local" to Redis.
+func DialFrom(t testing.TB, addr, from string) *Conn {
+	t.Helper()
+	return dialWith(t, "tcp", addr, net.Dialer{Timeout: DefaultTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}})
+}
+
+// DialUnix connects to a unix socket.
+func DialUnix(t testing.TB, path string) *Conn {
+	t.Helper()
+	return dialWith(t, "unix", path, net.Dialer{Timeout: DefaultTimeout})
+}
+
+func dialWith(t testing.TB, network, addr string, d net.Dialer) *Conn {
+	t.Helper()
+	nc, err := d.Dial(network, addr)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}

@@ -6,6 +6,7 @@ package testutil
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -76,12 +77,13 @@ func FreePort(t testing.TB) int {
 // restarted on the same port and directory; every process it starts is
 // stopped, by PID, in t.Cleanup.
 type Proc struct {
-	Addr string    // "127.0.0.1:port"
-	Port int       //
-	Dir  string    // data directory (--dir)
-	Log  string    // file receiving the process's stdout and stderr
-	Cmd  *exec.Cmd // the latest process started
-	Env  []string  // added to the test's environment at the next start ("NAME=value")
+	Addr string      // "127.0.0.1:port"
+	Port int         //
+	Dir  string      // data directory (--dir)
+	Log  string      // file receiving the process's stdout and stderr
+	Cmd  *exec.Cmd   // the latest process started
+	Env  []string    // added to the test's environment at the next start ("NAME=value")
+	TLS  *tls.Config // set for a server reached over TLS only (StartBasaltTLS)
 
 	name string                  // for messages: "redis-server", "basalt"
 	path string                  // binary
@@ -177,9 +179,9 @@ var errAddrInUse = errors.New("address already in use")
 // newProc starts a server in dir, logging to dir/logName, on a fresh port.
 // With tailOnFail the log's tail is shown if the test fails (for basalt; the
 // oracle's log would only be noise).
-func newProc(t testing.TB, name, path, dir, logName string, tailOnFail bool, args func(port int) []string) *Proc {
+func newProc(t testing.TB, name, path, dir, logName string, tailOnFail bool, tlsCfg *tls.Config, args func(port int) []string) *Proc {
 	t.Helper()
-	p := &Proc{Dir: dir, Log: filepath.Join(dir, logName), name: name, path: path, args: args}
+	p := &Proc{Dir: dir, Log: filepath.Join(dir, logName), name: name, path: path, args: args, TLS: tlsCfg}
 	p.setPort(FreePort(t))
 	// Registered before any process cleanup, so it runs after the process is
 	// stopped and shows its last words.
@@ -268,7 +270,7 @@ func (p *Proc) waitReady(r *run, logStart int64) error {
 			}
 			return fmt.Errorf("pid %d exited before answering PING: %v", r.cmd.Process.Pid, r.err)
 		}
-		if pingOK(p.Addr) {
+		if pingOK(p.Addr, p.TLS) {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -278,8 +280,15 @@ func (p *Proc) waitReady(r *run, logStart int64) error {
 	}
 }
 
-func pingOK(addr string) bool {
-	nc, err := net.DialTimeout("tcp", addr, time.Second)
+func pingOK(addr string, tlsCfg *tls.Config) bool {
+	d := &net.Dialer{Timeout: time.Second}
+	var nc net.Conn
+	var err error
+	if tlsCfg != nil {
+		nc, err = tls.DialWithDialer(d, "tcp", addr, tlsCfg)
+	} else {
+		nc, err = d.Dial("tcp", addr)
+	}
 	if err != nil {
 		return false
 	}
@@ -327,7 +336,7 @@ func StartRedis(t testing.TB, extraArgs ...string) *Proc {
 		t.Fatalf("redis-server is not in PATH (%v); install it with: apt-get install -y redis-server", err)
 	}
 	dir := t.TempDir()
-	return newProc(t, "redis-server", path, dir, "redis.log", false, func(port int) []string {
+	return newProc(t, "redis-server", path, dir, "redis.log", false, nil, func(port int) []string {
 		return append([]string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
@@ -335,17 +344,31 @@ func StartRedis(t testing.TB, extraArgs ...string) *Proc {
 	})
 }
 
-// StartBasalt starts basalt with --bind 127.0.0.1 --port P --dir dir plus
-// args (dir "" means a fresh t.TempDir()) and waits until it answers PING.
-// Its output goes to dir/basalt.log, whose tail is logged if the test fails.
+// StartBasalt starts basalt with --bind 127.0.0.1 --port P --dir dir
+// --enable-debug-command yes plus args (dir "" means a fresh t.TempDir())
+// and waits until it answers PING. DEBUG is on because tests use DEBUG
+// DIGEST and DEBUG SLEEP; args may turn it off. Its output goes to
+// dir/basalt.log, whose tail is logged if the test fails.
 func StartBasalt(t testing.TB, dir string, args ...string) *Proc {
 	t.Helper()
 	bin := BasaltBinary(t)
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	return newProc(t, "basalt", bin, dir, "basalt.log", true, func(port int) []string {
-		return append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir}, args...)
+	return newProc(t, "basalt", bin, dir, "basalt.log", true, nil, func(port int) []string {
+		return append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--enable-debug-command", "yes"}, args...)
+	})
+}
+
+// StartBasaltTLS is StartBasalt for a server reached over TLS only: port
+// 0, and tls-port P; args must give its certificates, and tlsCfg is how
+// the readiness PING connects.
+func StartBasaltTLS(t testing.TB, tlsCfg *tls.Config, args ...string) *Proc {
+	t.Helper()
+	bin := BasaltBinary(t)
+	dir := t.TempDir()
+	return newProc(t, "basalt", bin, dir, "basalt.log", true, tlsCfg, func(port int) []string {
+		return append([]string{"--bind", "127.0.0.1", "--port", "0", "--tls-port", strconv.Itoa(port), "--dir", dir}, args...)
 	})
 }
 

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -22,7 +21,7 @@ import (
 // gone the shards answer CLUSTERDOWN until it returns.
 func TestShardedCluster(t *testing.T) {
 	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-secret", "a-secret-for-the-sharded-test")
-	waitBalanced(t, c, 15*time.Second)
+	c.WaitBalanced(t, 15*time.Second, 2)
 
 	addrs := []string{c.Nodes[0].Addr, c.Nodes[1].Addr, c.Nodes[2].Addr}
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16,
@@ -92,7 +91,7 @@ func TestShardedCluster(t *testing.T) {
 	write(2)
 	check("with node 2 down")
 	c.Nodes[1].Restart(t)
-	waitBalanced(t, c, 20*time.Second)
+	c.WaitBalanced(t, 20*time.Second, 2)
 	check("after node 2 came back")
 	c.WaitConverged(t, 20*time.Second)
 
@@ -114,60 +113,10 @@ func TestShardedCluster(t *testing.T) {
 	conn.Close()
 	c.Nodes[1].Restart(t)
 	c.Nodes[2].Restart(t)
-	waitBalanced(t, c, 20*time.Second)
+	c.WaitBalanced(t, 20*time.Second, 2)
 	write(3)
 	check("after the majority came back")
 	c.WaitConverged(t, 20*time.Second)
-}
-
-// waitBalanced waits until every node reports cluster_state:ok and leads
-// as many shards as the others, each node's view the same.
-func waitBalanced(t *testing.T, c *testutil.Cluster, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for time.Now().Before(deadline) {
-		var err error
-		if last, err = balanced(c); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("the cluster did not balance its leaders within %v: %s", timeout, last)
-}
-
-func balanced(c *testutil.Cluster) (string, error) {
-	var views []string
-	for _, p := range c.Nodes {
-		conn, err := testutil.DialErr(p.Addr)
-		if err != nil {
-			return "", err
-		}
-		info, err1 := conn.DoErr("CLUSTER", "INFO")
-		nodesReply, err2 := conn.DoErr("CLUSTER", "NODES")
-		conn.Close()
-		if err := errors.Join(err1, err2); err != nil {
-			return "", err
-		}
-		nodes := nodesReply.Str
-		if !strings.Contains(info.Str, "cluster_state:ok") {
-			return info.Str, errors.New("not ok")
-		}
-		// Each line's slots, without the myself flag that differs by node.
-		view := strings.ReplaceAll(nodes, "myself,", "")
-		for _, line := range strings.Split(strings.TrimSpace(view), "\n") {
-			if f := strings.Fields(line); len(f) != 10 { // two ranges each: 6 shards on 3 nodes
-				return view, errors.New("unbalanced")
-			}
-		}
-		views = append(views, view)
-	}
-	for _, v := range views[1:] {
-		if v != views[0] {
-			return strings.Join(views, "\n"), errors.New("views differ")
-		}
-	}
-	return views[0], nil
 }
 
 // TestShardedProxy: with cluster-proxy, a client that knows nothing of
@@ -177,7 +126,7 @@ func balanced(c *testutil.Cluster) (string, error) {
 // gives MOVED again. redis-benchmark --cluster runs against the cluster too.
 func TestShardedProxy(t *testing.T) {
 	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-proxy", "yes")
-	waitBalanced(t, c, 15*time.Second)
+	c.WaitBalanced(t, 15*time.Second, 2)
 	conn := testutil.Dial(t, c.Nodes[0].Addr)
 	defer conn.Close()
 	// A pipeline of writes and reads over every shard, most of them led

@@ -2,20 +2,13 @@ package cluster
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
+	"crypto/tls"
 	"encoding/binary"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -466,44 +459,13 @@ func readLog(t *testing.T, p *testutil.Proc) string {
 	return string(b)
 }
 
-// writeCerts writes a CA and a node certificate signed by it (for both
-// ends of a connection) to dir, and returns the files' paths.
-func writeCerts(t *testing.T, dir, name string) (cert, key, ca string) {
-	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + " CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	nodeTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name + " node"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	nodeDER, err := x509.CreateCertificate(rand.Reader, nodeTmpl, caTmpl, &nodeKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(nodeKey)
-	write := func(file, kind string, der []byte) string {
-		path := filepath.Join(dir, name+"-"+file)
-		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	return write("node.crt", "CERTIFICATE", nodeDER), write("node.key", "EC PRIVATE KEY", keyDER), write("ca.crt", "CERTIFICATE", caDER)
-}
-
 // TestClusterTLS: a cluster whose nodes talk over mutual TLS (tls-cluster
 // yes, no secret) replicates; a peer whose certificate another CA signed,
 // and one that does not speak TLS, are refused; certificates replaced in
 // place are taken without a restart.
 func TestClusterTLS(t *testing.T) {
 	dir := t.TempDir()
-	cert, key, ca := writeCerts(t, dir, "cluster")
+	cert, key, ca := testutil.WriteCerts(t, dir, "cluster")
 	c := testutil.StartCluster(t, 3, "--tls-cluster", "yes", "--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca)
 	l := c.WaitLeader(t, 15*time.Second)
 	f := c.Follower(t)
@@ -513,11 +475,8 @@ func TestClusterTLS(t *testing.T) {
 	before := testutil.Status(c.Nodes[f].Addr)
 
 	// A stranger with its own CA, posing as the leader; then one in clear.
-	oCert, oKey, oCA := writeCerts(t, dir, "other")
-	serverTLS, clientTLS, err := transport.MutualTLS(oCert, oKey, oCA)
-	if err != nil {
-		t.Fatal(err)
-	}
+	oCert, oKey, oCA := testutil.WriteCerts(t, dir, "other")
+	serverTLS, clientTLS := mutualTLS(t, oCert, oKey, oCA)
 	rogue := &transport.Transport{ID: uint64(l + 1), Addr: "127.0.0.1:0", ServerTLS: serverTLS, ClientTLS: clientTLS}
 	if err := rogue.Start(func(raftpb.Message) {}); err != nil {
 		t.Fatal(err)
@@ -546,7 +505,7 @@ func TestClusterTLS(t *testing.T) {
 	for _, f := range []string{cert, key, ca} {
 		old[f], _ = os.ReadFile(f)
 	}
-	writeCerts(t, dir, "cluster")
+	testutil.WriteCerts(t, dir, "cluster")
 	for f, b := range old {
 		os.WriteFile(f+".old", b, 0o600)
 	}
@@ -554,10 +513,7 @@ func TestClusterTLS(t *testing.T) {
 	c.Nodes[f].Restart(t)
 	expect(t, leader.Do("SET", "k3", "v3"), "+OK")
 	c.WaitConverged(t, 20*time.Second)
-	serverTLS, clientTLS, err = transport.MutualTLS(cert+".old", key+".old", ca+".old")
-	if err != nil {
-		t.Fatal(err)
-	}
+	serverTLS, clientTLS = mutualTLS(t, cert+".old", key+".old", ca+".old")
 	stale := &transport.Transport{ID: uint64(l + 1), Addr: "127.0.0.1:0", ServerTLS: serverTLS, ClientTLS: clientTLS}
 	if err := stale.Start(func(raftpb.Message) {}); err != nil {
 		t.Fatal(err)
@@ -568,5 +524,38 @@ func TestClusterTLS(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if s := stale.Stats(); s.Sent != 0 {
 		t.Errorf("a peer with the replaced certificates sent %d messages", s.Sent)
+	}
+}
+
+// mutualTLS is a Raft transport's TLS on the given files.
+func mutualTLS(t *testing.T, cert, key, ca string) (server, client *tls.Config) {
+	certs, err := transport.LoadCerts(transport.CertFiles{Cert: cert, Key: key, CAFile: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return transport.MutualTLS(certs)
+}
+
+// TestProtectedModeTLS: protected mode refuses a TLS client from another
+// address as it refuses a plain one, with Redis's DENIED text sent after
+// the handshake.
+func TestProtectedModeTLS(t *testing.T) {
+	n := newNetns(t)
+	dir := t.TempDir()
+	cert, key, ca := testutil.WriteCerts(t, dir, "protected")
+	tlsPort := strconv.Itoa(testutil.FreePort(t))
+	basalt := testutil.StartBasalt(t, "", "--bind", "0.0.0.0", "--tls-port", tlsPort, "--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca)
+	cli := func(args ...string) string {
+		out, _ := exec.Command("ip", append([]string{"netns", "exec", n.name, "redis-cli", "-h", n.hostIP, "-p", tlsPort,
+			"--tls", "--cacert", ca, "--cert", cert, "--key", key}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	if got := cli("PING"); !strings.Contains(got, "DENIED Redis is running in protected mode") {
+		t.Errorf("a TLS client from %s got %q", n.nsIP, got)
+	}
+	local := testutil.Dial(t, basalt.Addr)
+	expect(t, local.Do("CONFIG", "SET", "protected-mode", "no"), "+OK")
+	if got := cli("PING"); strings.TrimSpace(got) != "PONG" {
+		t.Errorf("with protected-mode no: %q", got)
 	}
 }

@@ -257,7 +257,7 @@ func waitBgsave(t *testing.T, c *testutil.Conn, saves ...int) string {
 }
 
 func TestSaveLoadsInRedis(t *testing.T) {
-	b := testutil.StartBasalt(t, "")
+	b := testutil.StartBasalt(t, "", "--enable-protected-configs", "yes") // CONFIG SET dbfilename below
 	c := testutil.Dial(t, b.Addr)
 	fillAllTypes(t, c)
 	time.Sleep(20 * time.Millisecond) // "gone" is expired, deleted or not
@@ -337,11 +337,11 @@ func TestSaveJSON(t *testing.T) {
 }
 
 // TestSaveReplies compares the replies of the save commands with
-// redis-server's. Redis protects dbfilename unless
-// enable-protected-configs is on; basalt always lets CONFIG SET change it.
+// redis-server's, both with enable-protected-configs on so that CONFIG SET
+// may change dbfilename (TestProtectedSurfaces has the refusals).
 func TestSaveReplies(t *testing.T) {
 	redis := testutil.StartRedis(t, "--enable-protected-configs", "yes")
-	basalt := testutil.StartBasalt(t, "")
+	basalt := testutil.StartBasalt(t, "", "--enable-protected-configs", "yes")
 	d := testutil.NewDiff(t, redis.Addr, basalt.Addr)
 	d.Run(`
 		COMMAND INFO save bgsave lastsave bgrewriteaof

@@ -162,6 +162,55 @@ func TestScripting(t *testing.T) {
 		d.Do("EVAL", "local function f(n) return 1 + f(n + 1) end\nreturn f(1)", "0")
 	})
 
+	// Lua 5.1's wording of compile and runtime errors, from EVAL, pcall,
+	// error's levels and loadstring, where gopher-lua's own differs.
+	t.Run("LuaWording", func(t *testing.T) {
+		d := p.diff(t)
+		for _, script := range []string{
+			"return 1 +",
+			"x = = 1",
+			"return 'abc",
+			"return [[abc",
+			"--[[ abc",
+			"return 0x",
+			"return @",
+			"\n\nreturn ]",
+			"return (nil)()",
+			"return (nil).x",
+			"return (true)[1]",
+			"return #(nil)",
+			"return -(nil)",
+			"return 1 + {}",
+			"return nil * 2",
+			"return '10' + nil",
+			"return 'a' .. {}",
+			"return 1 .. nil",
+			"return {} < {}",
+			"return 1 < 'x'",
+			"return math.floor('a')",
+			"return table.insert(nil, 1)",
+			"return table.concat({{}})",
+			"return {pcall(function() return nil .. 'x' end)}",
+			"return {pcall(function() return (5).x end)}",
+			"error('msg', 1)",
+			"error('msg', 2)",
+			"local function f() error('msg', 2) end\nf()",
+			"return {pcall(function() error('m', 2) end)}",
+			"return loadstring(string.dump(function() return 1 end))()",
+			"return type(string.dump(function() return 1 end))",
+			"return loadstring('return 7')()",
+			"return {loadstring('x = = 1')}",
+			"return {loadstring('return \"abc\\nx', 'chunky')}",
+			"return {loadstring('if x then', '=named')}",
+			"return {loadstring('return 1 + 2 +', '@file.lua')}",
+			"return {loadstring(string.rep('x', 80) .. ' =')}",
+			"return {pcall(loadstring('error(\"in chunk\")'))}",
+			"return {pcall(loadstring('return nil + 1', '=mine'))}",
+		} {
+			d.Do("EVAL", script, "0")
+		}
+	})
+
 	t.Run("Globals", func(t *testing.T) {
 		d := p.diff(t)
 		d.Run(`
