@@ -31,8 +31,8 @@ type Server struct {
 	// the store's ACLGen the users were last loaded at (0: load again).
 	aclMu  sync.Mutex
 	aclGen atomic.Uint64
-	lns []net.Listener // listen.go
-	tls *serverTLS     // tls-port and tls-cluster's certificates (tls.go), nil without TLS
+	lns    []net.Listener // listen.go
+	tls    *serverTLS     // tls-port and tls-cluster's certificates (tls.go), nil without TLS
 	// shards are the Raft groups this node holds a replica of (shards.go):
 	// one without cluster mode; with it, each serves the slots topo gives
 	// it. shardAt is the node's replica of each of topo's shards (nil: held
@@ -165,7 +165,7 @@ func New(cfg Config) (*Server, error) {
 	s.tracker = newTracker(s)
 	s.applyOpsConfig(cfg)
 	s.applyNetConfig(cfg)
-	s.syncUsers() // the users of the log, if an ACL command changed them
+	s.syncUsers()                                                            // the users of the log, if an ACL command changed them
 	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup
 	return s, nil
 }
