@@ -413,11 +413,15 @@ func aclSetUser(c *Client, argv [][]byte) {
 // changes in order. If the log refuses it (this node does not lead),
 // the users go back to the log's and the client gets the error.
 func (c *Client) replyUsers(ok func()) {
+	if c.srv.clustered() {
+		ok() // cluster mode: the users are the node's (docs/operations.md)
+		return
+	}
 	p := getProposal(c)
 	defer putProposal(p)
 	p.Rec = shard.Record{Kind: shard.KindACL, Cmds: [][][]byte{{[]byte(c.srv.users.File())}}}
 	errReply := ""
-	if err := c.srv.shards[0].Propose(p); err != nil { // every node has a replica of shards[0]
+	if err := c.srv.shards[0].Propose(p); err != nil { // the node's one group
 		errReply = proposeError(err)
 	} else if !c.await(p) {
 		errReply = command.ErrBusy
@@ -437,7 +441,7 @@ func (c *Client) replyUsers(ok func()) {
 // just created elsewhere can authenticate here at once.
 func (s *Server) freshUsers() bool {
 	sh := s.shards[0]
-	if sh.Lone() || sh.ReadIndex(5*time.Second) != nil {
+	if s.clustered() || sh.Lone() || sh.ReadIndex(5*time.Second) != nil {
 		return false
 	}
 	s.syncUsers()
@@ -449,6 +453,9 @@ func (s *Server) freshUsers() bool {
 // users deleted lose their connections, and those whose channels were
 // revoked their subscribers.
 func (s *Server) syncUsers() {
+	if s.clustered() {
+		return
+	}
 	st := s.shards[0].Store()
 	if st.ACLGen()+1 == s.aclGen.Load() {
 		return

@@ -165,7 +165,8 @@ func New(cfg Config) (*Server, error) {
 	s.tracker = newTracker(s)
 	s.applyOpsConfig(cfg)
 	s.applyNetConfig(cfg)
-	s.syncUsers()                                                            // the users of the log, if an ACL command changed them
+	// The users of the log, if an ACL command changed them.
+	s.syncUsers()
 	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup
 	return s, nil
 }

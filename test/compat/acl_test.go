@@ -127,7 +127,7 @@ FLUSHALL
 CONFIG GET maxmemory
 PUBLISH chan:1 m
 PUBLISH other m
-EVAL "return redis.call('get', 'app:1')" 0
+EVAL "return redis.call('get', KEYS[1])" 1 app:1
 EVAL "return redis.call('get', 'other')" 0
 EVAL "return redis.pcall('set', 'ro:1', 'x')" 0
 EVAL "return redis.call('flushall')" 0
