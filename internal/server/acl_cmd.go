@@ -78,12 +78,18 @@ func (c *Client) aclRefuses(kind *command.Command, argv [][]byte) bool {
 
 // logDenial adds a denial to the ACL LOG.
 func (c *Client) logDenial(d acl.Denial, ctx acl.Context, kind *command.Command, argv [][]byte) {
+	c.srv.logDenial(d, ctx, kind, argv, c.userName(), c.infoLine())
+}
+
+// logDenial adds a denial to the ACL LOG: its object is the command, or
+// the key or channel refused.
+func (s *Server) logDenial(d acl.Denial, ctx acl.Context, kind *command.Command, argv [][]byte, user, clientInfo string) {
 	object := kind.Name
 	if d.Reason == acl.DeniedKey || d.Reason == acl.DeniedChannel {
 		object = string(argv[d.Arg])
 	}
-	c.srv.aclLog.Add(acl.Entry{Reason: d.Reason, Context: ctx, Object: object, Username: c.userName(),
-		Created: time.Now(), ClientInfo: c.infoLine()}, c.srv.config().ACLLogMaxLen)
+	s.aclLog.Add(acl.Entry{Reason: d.Reason, Context: ctx, Object: object, Username: user,
+		Created: time.Now(), ClientInfo: clientInfo}, s.config().ACLLogMaxLen)
 }
 
 // execDenial is the reply EXEC gives in place of a queued command the
@@ -199,12 +205,7 @@ func (s *Server) ScriptACL(rules string, cmd *command.Command, argv [][]byte, li
 		return ""
 	}
 	if live {
-		object := cmd.Name
-		if d.Reason == acl.DeniedKey || d.Reason == acl.DeniedChannel {
-			object = string(argv[d.Arg])
-		}
-		s.aclLog.Add(acl.Entry{Reason: d.Reason, Context: acl.Lua, Object: object, Username: u.Name,
-			Created: time.Now()}, s.config().ACLLogMaxLen)
+		s.logDenial(d, acl.Lua, cmd, argv, u.Name, "")
 	}
 	return "The user executing the script " + scriptDenials[d.Reason]
 }
