@@ -115,6 +115,8 @@ type Client struct {
 	track     *tracking        // CLIENT TRACKING's state, nil when off (tracking.go)
 	execing   bool             // running EXEC's connection commands
 	repl      replConf         // what REPLCONF set (sync.go)
+	// dispatching is the command the gates look at (dispatch).
+	dispatching call
 }
 
 func newClient(s *Server, nc net.Conn) *Client {
@@ -357,7 +359,8 @@ var gates = []func(c *Client, k *call) bool{
 }
 
 func (c *Client) dispatch(argv [][]byte) {
-	k := &call{argv: argv, cmd: command.Lookup(argv[0]), now: c.now()}
+	k := &c.dispatching // reused: one allocation less a command
+	*k = call{argv: argv, cmd: command.Lookup(argv[0]), now: c.now()}
 	c.lastAt.Store(k.now)
 	if c.track != nil {
 		c.trackCommand(k.cmd)
