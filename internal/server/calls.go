@@ -221,9 +221,9 @@ func redactArgs(kind *command.Command, argv [][]byte) [][]byte {
 		}
 	}
 	switch kind.Name {
-	case "auth":
+	case "auth", "acl|setuser": // the user's name and rules too
 		argv = append([][]byte(nil), argv...)
-		for i := 1; i < len(argv); i++ {
+		for i := 1 + strings.Count(kind.Name, "|"); i < len(argv); i++ {
 			hide(i)
 		}
 	case "hello":

@@ -85,7 +85,7 @@ func TestSlowlog(t *testing.T) {
 	for _, cmd := range [][]string{
 		{"SET", "k", "v"}, {"GET", "k"}, {"SET", "big", long}, many,
 		{"SET", "x", "y", "EX", "-1"}, {"AUTH", "secret"}, {"HELLO", "2", "AUTH", "default", "pw"},
-		{"CLIENT", "SETNAME", "tester"}, {"MULTI"}, {"INCR", "n"}, {"GET", "n"}, {"EXEC"},
+		{"ACL", "SETUSER", "slow", "on", ">pw"}, {"CLIENT", "SETNAME", "tester"}, {"MULTI"}, {"INCR", "n"}, {"GET", "n"}, {"EXEC"},
 		{"EVAL", "return redis.call('get', KEYS[1])", "1", "k"}, {"NOSUCH"}, {"GET"},
 	} {
 		d.DoBoth(cmd...)
