@@ -261,19 +261,6 @@ func (us *Users) File() string {
 	return strings.Join(us.List(), "\n") + "\n"
 }
 
-// AnyPassword reports whether some enabled user needs a password (Redis's
-// protected mode is off then).
-func (us *Users) AnyPassword() bool {
-	us.mu.Lock()
-	defer us.mu.Unlock()
-	for _, h := range us.handles {
-		if u := h.User(); u != nil && !u.noPass && len(u.passwords) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // Check decides whether u may run cmd (the subcommand, when argv names
 // one) with argv: allowed if one selector allows it; otherwise the most
 // relevant denial, as Redis picks it (ACLCheckAllUserCommandPerm).

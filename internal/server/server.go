@@ -209,8 +209,8 @@ const errProtected = "-DENIED Redis is running in protected mode because protect
 // served.
 func (s *Server) protectedRefuses(nc net.Conn) bool {
 	cfg := s.config()
-	if !cfg.ProtectedMode || s.users.AnyPassword() {
-		return false // a password of any user lifts it, as in Redis
+	if !cfg.ProtectedMode || !s.users.Default().User().NoPass() {
+		return false // the default user needs a password: Redis 7.0's test
 	}
 	return !isLocalAddr(nc.RemoteAddr())
 }

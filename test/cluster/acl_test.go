@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +78,28 @@ func TestACLReplicated(t *testing.T) {
 		if r.String() != "-WRONGPASS invalid username-password pair or user is disabled." {
 			t.Errorf("AUTH app on %s after DELUSER: %v", n.Addr, r)
 		}
+	}
+}
+
+// TestProtectedModeACLUser: as in Redis 7.0, protected mode holds while
+// the default user has nopass, whatever other users have; ACL SETUSER
+// default resetpass (no password, none accepted) lifts it too.
+func TestProtectedModeACLUser(t *testing.T) {
+	n := newNetns(t)
+	basalt := testutil.StartBasalt(t, "", "--bind", "0.0.0.0")
+	at := net.JoinHostPort(n.hostIP, strconv.Itoa(basalt.Port))
+	denied := func(when string) {
+		t.Helper()
+		if got := n.send(t, at, ""); !strings.HasPrefix(got, "-DENIED") {
+			t.Errorf("%s: %q", when, got)
+		}
+	}
+	denied("without a password")
+	local := testutil.Dial(t, basalt.Addr)
+	expect(t, local.Do("ACL", "SETUSER", "ops", "on", ">pw", "+@all", "~*"), "+OK")
+	denied("with a password for another user")
+	expect(t, local.Do("ACL", "SETUSER", "default", "resetpass"), "+OK")
+	if got := n.send(t, at, "PING\r\n"); got != "-NOAUTH Authentication required.\r\n" {
+		t.Errorf("once the default user is not nopass: %q", got)
 	}
 }
