@@ -24,6 +24,15 @@ ACL SETUSER dave +@all -@dangerous
 ACL SETUSER erin +@read +@write -@keyspace +select|0
 ACL SETUSER frank +select|0 (~x +set) (%R~y &z +@read)
 ACL GETUSER frank
+ACL DRYRUN frank set x v
+ACL DRYRUN frank get y
+ACL DRYRUN frank set y v
+ACL DRYRUN frank get x
+ACL DRYRUN frank mget x y
+ACL DRYRUN frank publish z m
+ACL DRYRUN frank select 0
+ACL DRYRUN frank select 1
+ACL DRYRUN frank ping
 ACL SETUSER frank clearselectors
 ACL SETUSER grace +config|get #d74ff0ee8da3b9806b18c877dbf29bbde50b5bd8e4dad7a3a725000feb82e8f1
 ACL GETUSER grace
