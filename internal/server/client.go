@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"basalt/internal/clock"
 	"basalt/internal/command"
 	"basalt/internal/resp"
 	"basalt/internal/shard"
@@ -473,7 +474,7 @@ func (c *Client) dispatch(argv [][]byte) {
 // PFCOUNT's CPU), as Redis reads it once per event loop iteration.
 func (c *Client) now() int64 {
 	if at := int64(c.socketReads.Load()); at != c.clockAt || c.clock == 0 {
-		c.clock, c.clockAt = time.Now().UnixMilli(), at
+		c.clock, c.clockAt = clock.UnixMilli(), at
 	}
 	return c.clock
 }

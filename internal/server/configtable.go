@@ -239,6 +239,8 @@ var params = []param{
 	{name: "cluster-migration-barrier", kind: intParam, max: intMax, def: "1", unused: notFailover},
 	{name: "cluster-allow-replica-migration", kind: boolParam, def: "yes", unused: notFailover},
 	{name: "cluster-link-sendbuf-limit", kind: memParam, max: int64Max, def: "0", unused: notBus},
+	{name: "cluster-max-clock-offset", kind: intParam, max: 86400000, def: "500", ptr: func(c *Config) any { return &c.MaxClockOffset }, apply: func(_ *Server, c Config) { applyClock(c) }},
+	{name: "debug-clock-offset-ms", kind: specialParam, def: "0", set: setDebugClockOffset, get: func(c *Config) string { return strconv.FormatInt(c.DebugClockOffset, 10) }, apply: func(_ *Server, c Config) { applyClock(c) }},
 	{name: "cluster-secret", kind: specialParam, flags: immutable | secret, set: setClusterSecret, get: func(c *Config) string { return c.ClusterSecret }},
 	{name: "cluster-secret-file", kind: specialParam, flags: immutable | secret, set: setClusterSecretFile, get: func(c *Config) string { return c.SecretFile }},
 	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: intParam, max: intMax, def: "0", unused: notMinRepl},
@@ -509,6 +511,20 @@ func yesNo(b bool) string {
 }
 
 // ---- the special parameters' parsers ----
+
+// setDebugClockOffset shifts this node's clock, for clock-skew tests only:
+// a node must be started with enable-debug-command yes or local to take it.
+func setDebugClockOffset(c *Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < -86400000 || n > 86400000 {
+		return fmt.Errorf("argument must be between -86400000 and 86400000 inclusive")
+	}
+	if d := c.Other["enable-debug-command"]; n != 0 && (d == "" || d == "no") {
+		return fmt.Errorf("a clock offset is for tests: start the node with enable-debug-command yes or local")
+	}
+	c.DebugClockOffset = n
+	return nil
+}
 
 // setBind takes up to 16 addresses, as Redis; "-" before one makes it
 // optional (skipped when it cannot be bound).
