@@ -27,6 +27,11 @@ import (
 //     than maxClockOffset (a leader whose clock was ahead, within the bound,
 //     handed over to one behind): it waits for its clock to catch up.
 //
+// Between two checks, record time goes no further than bound past the
+// time the last check saw, carried forward by the monotonic clock: a
+// leader's clock that jumps ahead stamps no record far into the future
+// before the next check finds it out (and then it hands over).
+//
 // Otherwise it does not campaign (its pre-votes are not sent, and a
 // leadership transfer to it is ignored), refuses writes if it leads
 // (TRYAGAIN) and hands leadership to a follower, and says why in the log
@@ -73,6 +78,7 @@ func (s *Shard) ClockOffsets() map[uint64]transport.ClockOffset {
 func (n *node) checkClock() {
 	err := n.clockError()
 	if err == nil {
+		n.s.clockAnchor.Store(&clockAnchor{wall: clock.UnixMilli(), mono: time.Now()})
 		if n.s.clockRefusal.Swap(nil) != nil && n.clockLogged {
 			slog.Info("raft: this node's clock agrees with its peers again; it may lead", "node", n.s.cfg.ID)
 		}
@@ -117,6 +123,25 @@ func (n *node) clockError() error {
 		return fmt.Errorf("the last record's time is %s ahead of this node's clock, more than %s: it waits for its clock to catch up", ahead, bound)
 	}
 	return nil
+}
+
+// clockAnchor is the clock as the last check that let the node lead saw
+// it.
+type clockAnchor struct {
+	wall int64     // unix ms
+	mono time.Time // when, on the monotonic clock
+}
+
+// recordTime is the wall clock, unless it ran ahead, since the last check,
+// of what the monotonic clock says by more than the bound.
+func (s *Shard) recordTime() int64 {
+	now := clock.UnixMilli()
+	if a := s.clockAnchor.Load(); a != nil {
+		if bound := maxClockOffset.Load(); bound > 0 {
+			now = min(now, a.wall+time.Since(a.mono).Milliseconds()+bound/int64(time.Millisecond))
+		}
+	}
+	return now
 }
 
 // mayLead reports whether the last clock check let this node lead.

@@ -201,6 +201,7 @@ type Shard struct {
 	appliedTermAtomic atomic.Uint64 // appliedTerm, for other goroutines
 	lastTimeSeen      atomic.Int64  // lastTime, for the clock check (clock.go)
 	clockRefusal      atomic.Pointer[string]
+	clockAnchor       atomic.Pointer[clockAnchor]
 	clockLog          store.LogLimit
 	snapWanted        atomic.Bool // raft asked for a snapshot the loop has not taken yet
 	snaps             snapSource  // the store snapshot a leader streams to members (snapshot.go)
@@ -1131,7 +1132,7 @@ func (s *Shard) WatchDirty(k WatchKey) bool {
 // clock is the record time: wall clock, never going backwards (clock.go
 // keeps it near real time).
 func (s *Shard) clock() int64 {
-	now := clock.UnixMilli()
+	now := s.recordTime()
 	if now < s.lastTime {
 		now = s.lastTime
 	}
