@@ -119,7 +119,7 @@ func checkRecordTime(t *testing.T, conn *testutil.Conn, step string) {
 	idMs, _ := strconv.ParseInt(strings.Split(id.Str, "-")[0], 10, 64)
 	bound := clockBound.Milliseconds()
 	for name, ms := range map[string]int64{
-		"a PX expiry": conn.Do("PEXPIRETIME", "clock:k").Int - 100000,
+		"a PX expiry":  conn.Do("PEXPIRETIME", "clock:k").Int - 100000,
 		"TIME in EVAL": sec*1000 + usec/1000,
 		"an XADD ID":   idMs,
 	} {
