@@ -140,6 +140,15 @@ func configSet(c *Client, args [][]byte) {
 			return
 		}
 	}
+	for _, name := range set {
+		if p := lookupParam(name); p.check != nil {
+			if err := p.check(s.cfg, cfg); err != nil {
+				s.mu.Unlock()
+				failed(name, err.Error())
+				return
+			}
+		}
+	}
 	s.cfg = cfg
 	s.mu.Unlock()
 	for _, name := range set {

@@ -22,7 +22,8 @@ import (
 // An entry with ptr sets a Config field; one without is accepted, checked
 // and kept in Config.Other for CONFIG GET and REWRITE, and unused says
 // why basalt does not apply it (logged when a file or flag sets it).
-// apply runs after CONFIG SET changed the parameter.
+// check may refuse a CONFIG SET the running server cannot take; apply runs
+// after CONFIG SET changed the parameter.
 
 type paramKind int
 
@@ -56,6 +57,7 @@ type param struct {
 	set         func(*Config, string) error
 	get         func(*Config) string
 	apply       func(*Server, Config)
+	check       func(old, cfg Config) error // CONFIG SET: whether the running server can take the new value
 	unused      string
 }
 
@@ -93,7 +95,7 @@ var params = []param{
 	{name: "timeout", kind: intParam, max: intMax, def: "0", ptr: func(c *Config) any { return &c.Timeout }, apply: func(s *Server, c Config) { s.applyNetConfig(c) }},
 	{name: "tcp-keepalive", kind: intParam, max: intMax, def: "300", ptr: func(c *Config) any { return &c.TCPKeepAlive }, apply: func(s *Server, c Config) { s.applyNetConfig(c) }},
 	{name: "tcp-backlog", kind: intParam, max: intMax, def: "511", flags: immutable, unused: "Go listens with the system's backlog (somaxconn)"},
-	{name: "maxclients", kind: intParam, min: 1, max: uintMax, def: "10000", ptr: func(c *Config) any { return &c.MaxClients }},
+	{name: "maxclients", kind: intParam, min: 1, max: uintMax, def: "10000", ptr: func(c *Config) any { return &c.MaxClients }, check: checkMaxClients},
 	{name: "protected-mode", kind: boolParam, def: "yes", ptr: func(c *Config) any { return &c.ProtectedMode }},
 	{name: "requirepass", kind: stringParam, ptr: func(c *Config) any { return &c.RequirePass }},
 	{name: "proto-max-bulk-len", kind: memParam, min: 1 << 20, max: int64Max, def: "536870912", ptr: func(c *Config) any { return &c.ProtoMaxBulkLen }},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -170,9 +171,9 @@ func TestScriptMemory(t *testing.T) {
 }
 
 // A node started under a low descriptor limit lowers maxclients to fit,
-// and one whose accepts fail for want of descriptors (maxclients raised
-// past the limit) keeps serving its clients and accepts again once some
-// leave: it never stops.
+// refuses CONFIG SET maxclients past it as Redis does, and one whose
+// accepts fail for want of descriptors keeps serving its clients and
+// accepts again once some leave: it never stops.
 func TestDescriptorLimit(t *testing.T) {
 	const limit = 256
 	wrapper := filepath.Join(t.TempDir(), "basalt-ulimit")
@@ -216,8 +217,29 @@ func TestDescriptorLimit(t *testing.T) {
 	}
 	closeAll(conns)
 
-	// maxclients past the limit: accept runs out of descriptors.
-	c.Do("CONFIG", "SET", "maxclients", "10000")
+	// A raise past what the limit allows is refused as Redis refuses it,
+	// naming the most clients the limit allows; lowering is always taken.
+	if r := c.Do("CONFIG", "SET", "maxclients", "10000"); r.Str != fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with %d", maxClients) {
+		t.Errorf("CONFIG SET maxclients 10000 under ulimit -n %d: %v", limit, r)
+	}
+	if got := c.Do("CONFIG", "GET", "maxclients").Elems[1].Str; got != strconv.Itoa(maxClients) {
+		t.Errorf("maxclients became %s after a refused raise", got)
+	}
+	for _, n := range []int{maxClients - 1, maxClients} {
+		if r := c.Do("CONFIG", "SET", "maxclients", strconv.Itoa(n)); r.Str != "OK" {
+			t.Errorf("CONFIG SET maxclients %d: %v", n, r)
+		}
+	}
+
+	// Descriptors running out below maxclients (the limit lowered under
+	// the running node): accept fails, and the node goes on.
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("no prlimit to lower the running node's descriptor limit")
+	}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", b.Pid()))
+	if out, err := exec.Command("prlimit", "--pid", strconv.Itoa(b.Pid()), fmt.Sprintf("--nofile=%d:%d", len(fds)+16, limit)).CombinedOutput(); err != nil {
+		t.Fatalf("prlimit: %v: %s", err, out)
+	}
 	conns = dial(2 * limit)
 	t.Logf("%d connections open", len(conns))
 	for range 3 {
