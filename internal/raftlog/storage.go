@@ -330,12 +330,18 @@ func (s *Storage) write(b *pebble.Batch, sync bool, commit func()) error {
 	return nil
 }
 
-func marshalTo(b *pebble.Batch, key []byte, m interface{ Marshal() ([]byte, error) }) error {
-	v, err := m.Marshal()
-	if err != nil {
+// marshalTo sets key to m, marshalled straight into the batch: an entry
+// of hundreds of MB is not copied once more on its way.
+func marshalTo(b *pebble.Batch, key []byte, m interface {
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+}) error {
+	op := b.SetDeferred(len(key), m.Size())
+	copy(op.Key, key)
+	if _, err := m.MarshalToSizedBuffer(op.Value); err != nil {
 		return err
 	}
-	return b.Set(key, v, nil)
+	return op.Finish()
 }
 
 // appendBatch adds ents to b with MemoryStorage.Append's rules (entries at

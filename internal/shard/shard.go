@@ -757,7 +757,10 @@ func (s *Shard) propose(group []*Proposal) {
 			}
 		}
 	}
-	tx := s.st.WriteTxAfter(prev, size)
+	// The batches take the group's keys and values and the store's own keys
+	// (a big string goes in 4 KB chunks, each under a key of its own):
+	// sized short, a batch of hundreds of MB would double, twice over.
+	tx := s.st.WriteTxAfter(prev, size+size/16)
 	touched := s.track(tx)
 	s.nextID++
 	id := s.nextID

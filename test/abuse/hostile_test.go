@@ -39,34 +39,12 @@ func (p probe) matches(got string) bool {
 func runProbes(t *testing.T, b *testutil.Proc, probes []probe, maxStall time.Duration, maxRSS int64) {
 	t.Helper()
 	c := testutil.Dial(t, b.Addr)
-	pinger := testutil.Dial(t, b.Addr)
-	var worst atomic.Int64
-	stop := make(chan struct{})
-	pinged := make(chan struct{})
-	go func() {
-		defer close(pinged)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			start := time.Now()
-			r, err := pinger.DoErr("PING")
-			if err != nil || r.Str != "PONG" {
-				worst.Store(int64(time.Hour)) // reported below
-				return
-			}
-			if d := int64(time.Since(start)); d > worst.Load() {
-				worst.Store(d)
-			}
-		}
-	}()
+	stopPinger := startPinger(t, b.Addr)
 	for _, p := range probes {
 		start := time.Now()
 		r, err := c.DoErr(p.args...)
 		if err != nil {
-			close(stop)
+			stopPinger()
 			t.Fatalf("%.60q: %v (server alive: %v)", p.args, err, b.Running())
 		}
 		if !r.IsError() || !p.matches(r.Str) {
@@ -74,9 +52,7 @@ func runProbes(t *testing.T, b *testutil.Proc, probes []probe, maxStall time.Dur
 		}
 		t.Logf("%.60q: %v", p.args, time.Since(start).Round(time.Millisecond))
 	}
-	close(stop)
-	<-pinged
-	if stall := time.Duration(worst.Load()); stall > maxStall {
+	if stall := stopPinger(); stall > maxStall {
 		t.Errorf("a second client's PING waited %v (bound %v)", stall, maxStall)
 	}
 	if r := c.Do("PING"); r.Str != "PONG" {
@@ -86,6 +62,40 @@ func runProbes(t *testing.T, b *testutil.Proc, probes []probe, maxStall time.Dur
 		t.Errorf("peak RSS %d MB, bound %d MB", peak>>20, maxRSS>>20)
 	} else {
 		t.Logf("peak RSS %d MB", peak>>20)
+	}
+}
+
+// startPinger PINGs the server from a connection of its own every 10 ms
+// until the returned function is called, which returns the longest a PING
+// waited (an hour if one failed).
+func startPinger(t *testing.T, addr string) (stop func() time.Duration) {
+	pinger := testutil.Dial(t, addr)
+	var worst atomic.Int64
+	done := make(chan struct{})
+	pinged := make(chan struct{})
+	go func() {
+		defer close(pinged)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			start := time.Now()
+			r, err := pinger.DoErr("PING")
+			if err != nil || r.Str != "PONG" {
+				worst.Store(int64(time.Hour))
+				return
+			}
+			if d := int64(time.Since(start)); d > worst.Load() {
+				worst.Store(d)
+			}
+		}
+	}()
+	return func() time.Duration {
+		close(done)
+		<-pinged
+		return time.Duration(worst.Load())
 	}
 }
 
