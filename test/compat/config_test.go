@@ -28,7 +28,7 @@ const stockConf = "/etc/redis/redis.conf"
 // (docs/configuration.md lists them).
 var basaltParams = []string{"gomaxprocs", "log-retain", "log-retain-bytes", "cache-size", "meta-cache-size",
 	"node-id", "raft-addr", "initial-cluster", "join", "metrics-addr", "log-format", "script-maxmemory",
-	"cluster-shards", "cluster-replicas", "cluster-proxy"}
+	"cluster-shards", "cluster-replicas", "cluster-proxy", "cluster-max-clock-offset", "debug-clock-offset-ms"}
 
 // startPositional runs basalt as redis-server is run: the config file
 // first, then flags. It returns the process's output so far, read on
