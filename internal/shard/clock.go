@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -72,7 +73,7 @@ func (s *Shard) ClockOffsets() map[uint64]transport.ClockOffset {
 }
 
 // checkClock decides whether this node may lead for its clock, and if it
-// leads and may not, hands leadership to the most up-to-date follower. A
+// leads and may not, hands leadership to a follower. A
 // refusal is logged once it has lasted clockLogAfter: a node starting
 // refuses until it has measured its peers, and says nothing about it.
 func (n *node) checkClock() {
@@ -99,15 +100,22 @@ func (n *node) checkClock() {
 	if rs.RaftState != raft.StateLeader || rs.LeadTransferee != 0 {
 		return
 	}
-	target, best := uint64(0), uint64(0)
+	// Each try goes to the next active follower in turn: one that refuses
+	// to lead too (its clock is off as well) ignores the transfer, which
+	// raft gives up after an election timeout.
+	var ids []uint64
 	for id, pr := range rs.Progress {
-		if id != rs.ID && !pr.IsLearner && pr.RecentActive && pr.Match >= best {
-			target, best = id, pr.Match
+		if id != rs.ID && !pr.IsLearner && pr.RecentActive {
+			ids = append(ids, id)
 		}
 	}
-	if target != 0 {
-		n.rn.TransferLeader(target)
+	if len(ids) == 0 {
+		return
 	}
+	slices.Sort(ids)
+	i, _ := slices.BinarySearch(ids, n.clockTried+1)
+	n.clockTried = ids[i%len(ids)]
+	n.rn.TransferLeader(n.clockTried)
 }
 
 // clockError says why this node may not lead now, or nil.

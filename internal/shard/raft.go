@@ -110,6 +110,7 @@ type node struct {
 	ticks       uint64
 	clockSince  time.Time // when the current refusal began
 	clockLogged bool      // whether it was logged
+	clockTried  uint64    // the follower the last handover went to
 }
 
 // Status is a node's view of its group, for INFO and RAFT STATUS.
