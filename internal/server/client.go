@@ -201,6 +201,7 @@ func (c *Client) serve() {
 			if !c.flush() {
 				return
 			}
+			c.dispatched = nil // answered: a big argument is not kept while the client idles
 		}
 	}
 }
