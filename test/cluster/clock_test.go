@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,6 +63,9 @@ func TestClockSkew(t *testing.T) {
 	time.Sleep(3500 * time.Millisecond)
 	if i, ok := c.Leader(); ok && i == ahead {
 		t.Fatal("a node an hour ahead took leadership")
+	}
+	if log, _ := os.ReadFile(c.Nodes[ahead].Log); !strings.Contains(string(log), `level=warning msg="raft: this node does not lead: this node's clock agrees within 500ms with 1 of the 3 nodes`) {
+		t.Errorf("node %d does not log why it does not lead:\n%s", ahead+1, log)
 	}
 	checkRecordTime(t, conns[l], "with a follower an hour ahead")
 
