@@ -33,8 +33,8 @@ func TestBigValueMemory(t *testing.T) {
 	stall := stopPinger()
 	t.Logf("peak RSS %d MB after the SET, %d MB after the GET, %d MB a moment later; PING waited up to %v",
 		afterSet/mb, peak/mb, settled/mb, stall)
-	if afterSet > 1024*mb || peak > 1400*mb {
-		t.Errorf("peak RSS %d MB after a 100 MB SET (bound 1024), %d MB after its GET (bound 1400)", afterSet/mb, peak/mb)
+	if afterSet > 1100*mb || peak > 1400*mb {
+		t.Errorf("peak RSS %d MB after a 100 MB SET (bound 1100), %d MB after its GET (bound 1400)", afterSet/mb, peak/mb)
 	}
 	if stall > 2*time.Second {
 		t.Errorf("a second client's PING waited %v", stall)
