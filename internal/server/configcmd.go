@@ -141,8 +141,8 @@ func configSet(c *Client, args [][]byte) {
 		}
 	}
 	for _, name := range set {
-		if p := lookupParam(name); p.check != nil {
-			if err := p.check(s.cfg, cfg); err != nil {
+		if try := lookupParam(name).try; try != nil {
+			if err := try(s, cfg); err != nil {
 				s.mu.Unlock()
 				failed(name, err.Error())
 				return

@@ -22,8 +22,8 @@ import (
 // An entry with ptr sets a Config field; one without is accepted, checked
 // and kept in Config.Other for CONFIG GET and REWRITE, and unused says
 // why basalt does not apply it (logged when a file or flag sets it).
-// check may refuse a CONFIG SET the running server cannot take; apply runs
-// after CONFIG SET changed the parameter.
+// apply runs after CONFIG SET changed the parameter; try runs before the
+// change is kept, and its error refuses it (what is in use stays).
 
 type paramKind int
 
@@ -57,7 +57,7 @@ type param struct {
 	set         func(*Config, string) error
 	get         func(*Config) string
 	apply       func(*Server, Config)
-	check       func(old, cfg Config) error // CONFIG SET: whether the running server can take the new value
+	try         func(*Server, Config) error
 	unused      string
 }
 
@@ -95,7 +95,7 @@ var params = []param{
 	{name: "timeout", kind: intParam, max: intMax, def: "0", ptr: func(c *Config) any { return &c.Timeout }, apply: func(s *Server, c Config) { s.applyNetConfig(c) }},
 	{name: "tcp-keepalive", kind: intParam, max: intMax, def: "300", ptr: func(c *Config) any { return &c.TCPKeepAlive }, apply: func(s *Server, c Config) { s.applyNetConfig(c) }},
 	{name: "tcp-backlog", kind: intParam, max: intMax, def: "511", flags: immutable, unused: "Go listens with the system's backlog (somaxconn)"},
-	{name: "maxclients", kind: intParam, min: 1, max: uintMax, def: "10000", ptr: func(c *Config) any { return &c.MaxClients }, check: checkMaxClients},
+	{name: "maxclients", kind: intParam, min: 1, max: uintMax, def: "10000", ptr: func(c *Config) any { return &c.MaxClients }, try: tryMaxClients},
 	{name: "protected-mode", kind: boolParam, def: "yes", ptr: func(c *Config) any { return &c.ProtectedMode }},
 	{name: "requirepass", kind: stringParam, ptr: func(c *Config) any { return &c.RequirePass }},
 	{name: "proto-max-bulk-len", kind: memParam, min: 1 << 20, max: int64Max, def: "536870912", ptr: func(c *Config) any { return &c.ProtoMaxBulkLen }},
@@ -514,6 +514,14 @@ func yesNo(b bool) string {
 
 // ---- the special parameters' parsers ----
 
+// debugCommand reads enable-debug-command; set in init, since the table's
+// setters may not refer to the table.
+var debugCommand func(*Config) string
+
+func init() {
+	debugCommand = func(c *Config) string { v, _ := c.Get("enable-debug-command"); return v }
+}
+
 // setDebugClockOffset shifts this node's clock, for clock-skew tests only:
 // a node must be started with enable-debug-command yes or local to take it.
 func setDebugClockOffset(c *Config, v string) error {
@@ -521,7 +529,7 @@ func setDebugClockOffset(c *Config, v string) error {
 	if err != nil || n < -86400000 || n > 86400000 {
 		return fmt.Errorf("argument must be between -86400000 and 86400000 inclusive")
 	}
-	if d := c.Other["enable-debug-command"]; n != 0 && (d == "" || d == "no") {
+	if n != 0 && debugCommand(c) == "no" {
 		return fmt.Errorf("a clock offset is for tests: start the node with enable-debug-command yes or local")
 	}
 	c.DebugClockOffset = n

@@ -20,11 +20,12 @@ func planDescriptors(cfg Config) (fdPlan, error) {
 	return plan, err
 }
 
-// checkMaxClients answers CONFIG SET maxclients as Redis's
+// tryMaxClients answers CONFIG SET maxclients as Redis's
 // updateMaxclients does: a raise first tries to raise the descriptor
 // limit, and is refused, naming the most clients the limit allows, if it
-// cannot.
-func checkMaxClients(old, cfg Config) error {
+// cannot. It runs under s.mu: s.cfg is the value in use.
+func tryMaxClients(s *Server, cfg Config) error {
+	old := s.cfg
 	if cfg.MaxClients <= old.MaxClients {
 		return nil
 	}

@@ -6,5 +6,5 @@ package server
 // RLIMIT_NOFILE.
 func planDescriptors(cfg Config) (fdPlan, error) { return fdPlan{cfg.MaxClients, storeFiles}, nil }
 
-// checkMaxClients takes any maxclients.
-func checkMaxClients(old, cfg Config) error { return nil }
+// tryMaxClients takes any maxclients.
+func tryMaxClients(*Server, Config) error { return nil }
