@@ -90,7 +90,7 @@ func TestClockSkew(t *testing.T) {
 // TestClockOffsetNeedsDebug: a node started without enable-debug-command
 // refuses a clock offset.
 func TestClockOffsetNeedsDebug(t *testing.T) {
-	c := testutil.Dial(t, testutil.StartBasalt(t, "").Addr)
+	c := testutil.Dial(t, testutil.StartBasalt(t, "", "--enable-debug-command", "no").Addr)
 	expect(t, c.Do("CONFIG", "SET", "debug-clock-offset-ms", "1000"),
 		"-ERR CONFIG SET failed (possibly related to argument 'debug-clock-offset-ms') - a clock offset is for tests: start the node with enable-debug-command yes or local")
 	expect(t, c.Do("CONFIG", "GET", "cluster-max-clock-offset"), `["cluster-max-clock-offset", "500"]`)
