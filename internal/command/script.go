@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
+	"basalt/internal/clock"
 	"basalt/internal/num"
 
 	lua "github.com/yuin/gopher-lua"
@@ -437,7 +437,7 @@ func (e *luaEnv) publish(argv [][]byte) string {
 		n, rec.Published = rec.Published[0], rec.Published[1:]
 	}
 	// A node catching up on old records has no subscriber that was there.
-	if time.Now().UnixMilli()-c.rec.Time < publishMaxAge {
+	if clock.UnixMilli()-c.rec.Time < publishMaxAge {
 		c.Tx.Publish(argv[1], argv[2], nil)
 	}
 	e.w.Reset()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"basalt/internal/clock"
 	"basalt/internal/glob"
 	"basalt/internal/resp"
 )
@@ -143,7 +144,7 @@ func cmdEcho(c *Ctx) { c.W.Bulk(c.Args[1]) }
 // MULTI), where time comes from the record: milliseconds, so the
 // microseconds end in 000.
 func cmdTime(c *Ctx) {
-	now := time.Now()
+	now := clock.Now()
 	if c.rec != nil {
 		now = time.UnixMilli(c.Tx.Now)
 	}

@@ -76,6 +76,15 @@ func cmdGet(c *Ctx) {
 	case wrong:
 	case !ok:
 		c.W.Null()
+	case m.Chunked:
+		// Read straight into the reply: a value of hundreds of MB is
+		// not assembled and then copied.
+		c.W.BulkFill(int(m.StringLen()), func(dst []byte) {
+			c.Tx.VisitString(c.Args[1], m, 0, m.StringLen(), func(off, _ int64, data []byte) bool {
+				copy(dst[off:], data)
+				return true
+			})
+		})
 	default:
 		c.W.Bulk(c.Tx.ReadString(c.Args[1], m))
 	}

@@ -330,12 +330,30 @@ func (s *Storage) write(b *pebble.Batch, sync bool, commit func()) error {
 	return nil
 }
 
-func marshalTo(b *pebble.Batch, key []byte, m interface{ Marshal() ([]byte, error) }) error {
-	v, err := m.Marshal()
-	if err != nil {
+// bigBatch is the size of entries from which their batch is sized for them.
+const bigBatch = 1 << 20
+
+// entriesSize is what ents weigh marshalled.
+func entriesSize(ents []raftpb.Entry) int {
+	n := 0
+	for i := range ents {
+		n += ents[i].Size()
+	}
+	return n
+}
+
+// marshalTo sets key to m, marshalled straight into the batch: an entry
+// of hundreds of MB is not copied once more on its way.
+func marshalTo(b *pebble.Batch, key []byte, m interface {
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+}) error {
+	op := b.SetDeferred(len(key), m.Size())
+	copy(op.Key, key)
+	if _, err := m.MarshalToSizedBuffer(op.Value); err != nil {
 		return err
 	}
-	return b.Set(key, v, nil)
+	return op.Finish()
 }
 
 // appendBatch adds ents to b with MemoryStorage.Append's rules (entries at
@@ -475,7 +493,14 @@ func (s *Storage) SaveReady(rd raft.Ready) error {
 func (s *Storage) save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.Entry, sync bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.db.NewBatch()
+	// Big entries get a batch sized for them: a batch grows by doubling, so
+	// an entry of 520 MB would take a 1 GB batch.
+	var b *pebble.Batch
+	if size := entriesSize(ents); size >= bigBatch {
+		b = s.db.NewBatchWithSize(size + size/64 + 4096)
+	} else {
+		b = s.db.NewBatch()
+	}
 	ls, cs, newSnap := s.log, s.cs, s.snap
 	var err error
 	if !raft.IsEmptySnap(snap) {

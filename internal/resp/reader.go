@@ -57,6 +57,13 @@ type Reader struct {
 	MaxQuery int64
 	// Authenticated lifts the tighter limits Redis applies before AUTH.
 	Authenticated bool
+	// LastSize is what the last command's arguments weigh (slice headers
+	// included; 0 for an inline one); while it is read, what the bulks
+	// announced so far weigh.
+	LastSize int64
+	// Grown, if set, hears the size of each buffer a big bulk's growth
+	// allocates (the buffer before it is garbage).
+	Grown func(n int)
 
 	arena []byte   // the current block of short arguments
 	args  [][]byte // the current block of argument lists
@@ -82,6 +89,7 @@ func (r *Reader) Wait() error {
 // yields a nil slice with no error; callers skip it. Arguments are freshly
 // allocated and may be kept.
 func (r *Reader) ReadCommand() ([][]byte, error) {
+	r.LastSize = 0
 	b, err := r.br.Peek(1)
 	if err != nil {
 		return nil, err
@@ -201,6 +209,7 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		if total += size + 24; total > r.MaxQuery {
 			return nil, ErrQueryLimit
 		}
+		r.LastSize = total
 		var arg []byte
 		if size <= argArena && int(size)+2 <= r.br.Buffered() {
 			// A short argument already buffered: copied into the arena,
@@ -223,16 +232,26 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 
 // readBulk reads size bytes and the CRLF after them. Large bulks are read in
 // chunks so that a client announcing 512 MB and sending nothing does not make
-// us allocate 512 MB.
+// us allocate 512 MB: the buffer doubles as bytes arrive, and once it would
+// pass half the bulk it takes the whole at once (a client holds at most
+// four times what it sent), so a 100 MB argument costs 157 MB of
+// allocations, not 227.
 func (r *Reader) readBulk(size int) ([]byte, error) {
 	const chunk = 1 << 20
 	buf := make([]byte, 0, min(size+2, chunk))
 	for len(buf) < size+2 {
 		need := min(size+2-len(buf), chunk)
 		if cap(buf)-len(buf) < need {
-			grown := make([]byte, len(buf), min(size+2, 2*cap(buf)+need))
+			grow := 2*cap(buf) + need
+			if 2*grow > size+2 {
+				grow = size + 2
+			}
+			grown := make([]byte, len(buf), grow)
 			copy(grown, buf)
 			buf = grown
+			if r.Grown != nil {
+				r.Grown(grow)
+			}
 		}
 		n, err := io.ReadFull(r.br, buf[len(buf):len(buf)+need])
 		buf = buf[:len(buf)+n]

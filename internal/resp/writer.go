@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -88,6 +89,18 @@ func (w *Writer) Bulk(b []byte) {
 	}
 	w.Buf = append(w.Buf, b...)
 	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// BulkFill writes a bulk string of n bytes that fill writes in place (its
+// buffer zeroed first): a big value read in pieces is not assembled
+// elsewhere and copied again.
+func (w *Writer) BulkFill(n int, fill func(dst []byte)) {
+	w.header('$', int64(n))
+	w.Buf = slices.Grow(w.Buf, n+2)
+	dst := w.Buf[len(w.Buf) : len(w.Buf)+n]
+	clear(dst)
+	fill(dst)
+	w.Buf = append(w.Buf[:len(w.Buf)+n], '\r', '\n')
 }
 
 // BulkString writes a bulk string.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"basalt/internal/clock"
 	"basalt/internal/command"
 	"basalt/internal/resp"
 	"basalt/internal/shard"
@@ -100,6 +101,7 @@ type Client struct {
 	callAsync, callBlocked bool
 	calls                  []pendingCall
 	dispatched             [][]byte          // the command being dispatched, as sent
+	spiked                 bool              // a command's arguments were big: see memorySpike
 	dispatchedAt           int64             // and when (nanotime)
 	execApplied            [][][]byte        // the commands of the EXEC that just applied
 	execDB                 int               // the database that EXEC began in
@@ -135,6 +137,11 @@ func newClient(s *Server, nc net.Conn) *Client {
 	}
 	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads}) // needs c
 	c.user.Store(s.users.Default())
+	c.rd.Grown = func(n int) {
+		if n >= spikeBytes {
+			memorySpike() // the smaller buffer before it is garbage
+		}
+	}
 	c.rd.MaxBulk = s.config().ProtoMaxBulkLen
 	c.rd.Authenticated = c.authed
 	empty := ""
@@ -155,6 +162,9 @@ func (c *Client) serve() {
 			c.clearIdleDeadline()
 		}
 		if err != nil {
+			if c.rd.LastSize >= spikeBytes { // a big bulk, cut off
+				memorySpike()
+			}
 			if resp.IsProtocolError(err) {
 				c.waitPending()
 				c.out.Error("ERR " + err.Error())
@@ -162,6 +172,9 @@ func (c *Client) serve() {
 				c.flush()
 			}
 			return
+		}
+		if c.rd.LastSize >= spikeBytes {
+			c.spiked = true
 		}
 		if len(argv) > 0 {
 			c.srv.Stats.Commands.Add(1)
@@ -195,6 +208,7 @@ func (c *Client) serve() {
 			if !c.flush() {
 				return
 			}
+			c.dispatched = nil // answered: a big argument is not kept while the client idles
 		}
 	}
 }
@@ -222,6 +236,10 @@ func (c *Client) flush() bool {
 	n, err := c.nc.Write(c.out.Bytes())
 	c.srv.Stats.NetOutput.Add(int64(n))
 	c.out.Reset()
+	if cap(c.out.Buf) >= spikeBytes || c.spiked {
+		c.spiked = false
+		memorySpike()
+	}
 	if cap(c.out.Buf) > 1<<20 { // don't keep a huge buffer for an idle client
 		c.out.Buf = nil
 	}
@@ -578,7 +596,7 @@ func (c *Client) run(cmd, kind *command.Command, argv [][]byte, now int64) {
 // PFCOUNT's CPU), as Redis reads it once per event loop iteration.
 func (c *Client) now() int64 {
 	if at := int64(c.socketReads.Load()); at != c.clockAt || c.clock == 0 {
-		c.clock, c.clockAt = time.Now().UnixMilli(), at
+		c.clock, c.clockAt = clock.UnixMilli(), at
 	}
 	return c.clock
 }

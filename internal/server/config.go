@@ -106,6 +106,10 @@ type Config struct {
 	// ClusterProxy: new clients' commands for slots another node leads are
 	// proxied there, not answered MOVED (CLIENT PROXY changes it for one).
 	ClusterProxy bool
+	// MaxClockOffset (ms, cluster-max-clock-offset) bounds how far a
+	// leader's clock may be from its peers'; DebugClockOffset (ms) shifts
+	// this node's clock, for tests.
+	MaxClockOffset, DebugClockOffset int64
 
 	// client-output-buffer-limit by class (bufferClasses); basalt enforces
 	// the pubsub class (see pubsub.go) and shows the others.

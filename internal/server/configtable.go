@@ -97,7 +97,7 @@ var params = []param{
 	{name: "timeout", kind: intParam, max: intMax, def: "0", ptr: func(c *Config) any { return &c.Timeout }, apply: func(s *Server, c Config) { s.applyNetConfig(c) }},
 	{name: "tcp-keepalive", kind: intParam, max: intMax, def: "300", ptr: func(c *Config) any { return &c.TCPKeepAlive }, apply: func(s *Server, c Config) { s.applyNetConfig(c) }},
 	{name: "tcp-backlog", kind: intParam, max: intMax, def: "511", flags: immutable, unused: "Go listens with the system's backlog (somaxconn)"},
-	{name: "maxclients", kind: intParam, min: 1, max: uintMax, def: "10000", ptr: func(c *Config) any { return &c.MaxClients }},
+	{name: "maxclients", kind: intParam, min: 1, max: uintMax, def: "10000", ptr: func(c *Config) any { return &c.MaxClients }, try: tryMaxClients},
 	{name: "protected-mode", kind: boolParam, def: "yes", ptr: func(c *Config) any { return &c.ProtectedMode }},
 	{name: "requirepass", kind: stringParam, ptr: func(c *Config) any { return &c.RequirePass },
 		apply: func(s *Server, c Config) { setDefaultPassword(s.users, c.RequirePass) }},
@@ -249,6 +249,8 @@ var params = []param{
 	{name: "cluster-migration-barrier", kind: intParam, max: intMax, def: "1", unused: notFailover},
 	{name: "cluster-allow-replica-migration", kind: boolParam, def: "yes", unused: notFailover},
 	{name: "cluster-link-sendbuf-limit", kind: memParam, max: int64Max, def: "0", unused: notBus},
+	{name: "cluster-max-clock-offset", kind: intParam, max: 86400000, def: "500", ptr: func(c *Config) any { return &c.MaxClockOffset }, apply: func(_ *Server, c Config) { applyClock(c) }},
+	{name: "debug-clock-offset-ms", kind: specialParam, def: "0", set: setDebugClockOffset, get: func(c *Config) string { return strconv.FormatInt(c.DebugClockOffset, 10) }, apply: func(_ *Server, c Config) { applyClock(c) }},
 	{name: "cluster-secret", kind: specialParam, flags: immutable | secret, set: setClusterSecret, get: func(c *Config) string { return c.ClusterSecret }},
 	{name: "cluster-secret-file", kind: specialParam, flags: immutable | secret, set: setClusterSecretFile, get: func(c *Config) string { return c.SecretFile }},
 	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: intParam, max: intMax, def: "0", unused: notMinRepl},
@@ -523,6 +525,28 @@ func yesNo(b bool) string {
 }
 
 // ---- the special parameters' parsers ----
+
+// debugCommand reads enable-debug-command; set in init, since the table's
+// setters may not refer to the table.
+var debugCommand func(*Config) string
+
+func init() {
+	debugCommand = func(c *Config) string { v, _ := c.Get("enable-debug-command"); return v }
+}
+
+// setDebugClockOffset shifts this node's clock, for clock-skew tests only:
+// a node must be started with enable-debug-command yes or local to take it.
+func setDebugClockOffset(c *Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < -86400000 || n > 86400000 {
+		return fmt.Errorf("argument must be between -86400000 and 86400000 inclusive")
+	}
+	if n != 0 && debugCommand(c) == "no" {
+		return fmt.Errorf("a clock offset is for tests: start the node with enable-debug-command yes or local")
+	}
+	c.DebugClockOffset = n
+	return nil
+}
 
 // setBind takes up to 16 addresses, as Redis; "-" before one makes it
 // optional (skipped when it cannot be bound).

@@ -3,8 +3,8 @@ package server
 import (
 	"basalt/internal/acl"
 	"strings"
-	"time"
 
+	"basalt/internal/clock"
 	"basalt/internal/command"
 	"basalt/internal/num"
 )
@@ -94,7 +94,7 @@ func connHandlerOf(cmd *command.Command) connHandler {
 // read it from HELLO and INFO to decide which commands they may send.
 const RedisVersion = "7.0.15"
 
-func nowMs() int64 { return time.Now().UnixMilli() }
+func nowMs() int64 { return clock.UnixMilli() }
 
 func (s *Server) config() Config {
 	s.mu.Lock()

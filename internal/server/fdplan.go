@@ -21,8 +21,9 @@ const (
 	// (raftlog.MaxOpenFiles and its WAL, manifest, lock, directory).
 	raftLogFiles = raftlog.MaxOpenFiles + 16
 	// peerFDs are the Raft transport's connections to and from a peer,
-	// and a snapshot being sent or received.
-	peerFDs = 4
+	// for messages and for clock probes, and a snapshot being sent or
+	// received.
+	peerFDs = 6
 )
 
 // fdPlan is how a node spends its descriptors.

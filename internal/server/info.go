@@ -325,6 +325,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("raft_leader_changes", s.sumShards(func(sh *shard.Shard) int64 { return sh.Stats.LeaderChanges.Load() }))
 		add("raft_snapshots_sent", s.sumShards(func(sh *shard.Shard) int64 { return sh.Stats.SnapshotsSent.Load() }))
 		add("raft_snapshots_received", s.sumShards(func(sh *shard.Shard) int64 { return sh.Stats.SnapshotsReceived.Load() }))
+		s.clockInfo(add)
 		for _, l := range raftStatusLines(st)[10:] {
 			name, v, _ := strings.Cut(l, ":")
 			add("raft_"+name, v)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"time"
 )
 
 // maxmemory bounds what basalt keeps in memory: its two caches and the Go
@@ -53,5 +54,35 @@ func setMemoryLimit(cfg Config) {
 func setGoMaxProcs(n int) {
 	if n > 0 {
 		runtime.GOMAXPROCS(n)
+	}
+}
+
+// spikeBytes is what a command's arguments or replies weigh from which,
+// once it is done, the memory it took goes back to the OS soon: with a
+// small live heap the next collection may be minutes away, and a 100 MB
+// SET or GET left the process's RSS over 1 GB until then.
+const spikeBytes = 32 << 20
+
+var spikes = make(chan struct{}, 1)
+
+func init() { go releaseSpikes() }
+
+// memorySpike asks for the memory of a big command to be returned.
+func memorySpike() {
+	select {
+	case spikes <- struct{}{}:
+	default:
+	}
+}
+
+// releaseSpikes collects and returns freed memory to the OS a moment
+// after a spike (the rest of a burst is done by then), at most once a
+// second: a collection costs in proportion to the live heap, not to the
+// garbage.
+func releaseSpikes() {
+	for range spikes {
+		time.Sleep(100 * time.Millisecond)
+		debug.FreeOSMemory()
+		time.Sleep(time.Second)
 	}
 }

@@ -159,6 +159,9 @@ func (m infoCollector) Collect(ch chan<- prometheus.Metric) {
 			emit("basalt_shard_leader_changes_total", "the shard's leader changes this node saw", prometheus.CounterValue, float64(sh.Stats.LeaderChanges.Load()), []string{"shard"}, id)
 		}
 	}
+	for id, o := range m.s.group().ClockOffsets() {
+		emit("basalt_clock_offset_seconds", "a peer's clock minus this node's, as measured", prometheus.GaugeValue, o.Offset.Seconds(), []string{"peer"}, strconv.FormatUint(id, 10))
+	}
 	values := make([]string, len(instanceLabels))
 	for i, l := range instanceLabels {
 		values[i] = fields[l]

@@ -114,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.MaxClients = fds.maxClients
+	applyClock(cfg)
 	hub := newHub(cfg.OutputLimits[pubsubClass])
 	sc := shardConfig(cfg)
 	sc.ServerTLS, sc.ClientTLS = raftServerTLS, raftClientTLS

@@ -105,6 +105,12 @@ type node struct {
 	queued    []readReq // waiting for the next ReadIndex call
 	confs     []confReq // conf changes waiting for their entry to apply
 	leaderSet bool
+
+	// The clock check's state (clock.go).
+	ticks       uint64
+	clockSince  time.Time // when the current refusal began
+	clockLogged bool      // whether it was logged
+	clockTried  uint64    // the follower the last handover went to
 }
 
 // Status is a node's view of its group, for INFO and RAFT STATUS.
@@ -316,8 +322,11 @@ func (n *node) run() {
 			return
 		case <-tick.C:
 			n.rn.Tick()
+			if n.ticks++; n.ticks%clockCheckTicks == 0 {
+				n.checkClock()
+			}
 		case m := <-n.recvc:
-			n.rn.Step(m)
+			n.step(m)
 		case id := <-n.unreach:
 			n.rn.ReportUnreachable(id)
 		case r := <-n.snapc:
@@ -366,7 +375,7 @@ func (n *node) drain() {
 	for i := 0; i < 4096; i++ {
 		select {
 		case m := <-n.recvc:
-			n.rn.Step(m)
+			n.step(m)
 		case data := <-n.propc:
 			n.propose(data)
 		case r := <-n.readc:
@@ -438,7 +447,7 @@ func (n *node) handleReady(rd raft.Ready) error {
 		n.s.events <- event{snap: &snap}
 	}
 	if n.tr != nil {
-		n.tr.Send(rd.Messages) // a MsgSnap's outcome comes back on snapc
+		n.tr.Send(n.withoutCampaign(rd.Messages)) // a MsgSnap's outcome comes back on snapc
 	}
 	for _, rs := range rd.ReadStates {
 		for _, r := range n.reads[string(rs.RequestCtx)] {

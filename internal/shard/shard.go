@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"basalt/internal/clock"
 	"basalt/internal/raftlog"
 	"basalt/internal/resp"
 	"basalt/internal/store"
@@ -200,14 +201,18 @@ type Shard struct {
 	leadTerm atomic.Uint64 // the term this node leads in; 0 if it does not
 
 	appliedTermAtomic atomic.Uint64 // appliedTerm, for other goroutines
-	snapWanted        atomic.Bool   // raft asked for a snapshot the loop has not taken yet
-	snaps             snapSource    // the store snapshot a leader streams to members (snapshot.go)
+	lastTimeSeen      atomic.Int64  // lastTime, for the clock check (clock.go)
+	clockRefusal      atomic.Pointer[string]
+	clockAnchor       atomic.Pointer[clockAnchor]
+	clockLog          store.LogLimit
+	snapWanted        atomic.Bool // raft asked for a snapshot the loop has not taken yet
+	snaps             snapSource  // the store snapshot a leader streams to members (snapshot.go)
 
 	// Owned by the apply loop.
 	appliedTerm uint64      // the term of the last entry applied
 	pending     []*inflight // groups proposed, oldest first
 	nextID      uint64
-	lastTime    int64
+	lastTime    int64 // the last record time applied (see clock.go)
 	rng         *rand.PCG
 	compacted   uint64
 
@@ -311,7 +316,7 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 		compacted: applied,
 	}
 	s.Stats.SyncSeconds, s.Stats.GroupRecords = newHistogram(syncBounds...), newHistogram(groupBounds...)
-	s.slowSyncs.Period, s.stalledLog.Period = slowLogEvery, slowLogEvery
+	s.slowSyncs.Period, s.stalledLog.Period, s.clockLog.Period = slowLogEvery, slowLogEvery, slowLogEvery
 	s.applied.Store(applied)
 	ch := make(chan struct{})
 	s.appliedC.Store(&ch)
@@ -386,7 +391,7 @@ func (s *Shard) Publish(tx *store.Tx, rec *Record, channel, message, origin []by
 			s.cfg.Published(origin, n)
 		}
 	}
-	if time.Now().UnixMilli()-rec.Time >= 5000 {
+	if clock.UnixMilli()-rec.Time >= 5000 {
 		if receivers != nil {
 			receivers(0)
 		}
@@ -579,6 +584,9 @@ func (s *Shard) Propose(p *Proposal) error {
 	if !s.IsLeader() {
 		return &NotLeaderError{Leader: s.Leader()}
 	}
+	if !s.mayLead() {
+		return ErrClockOffset
+	}
 	select {
 	case <-s.closing:
 		return ErrClosed
@@ -727,6 +735,8 @@ func ErrorReply(err error) string {
 		return "ERR server is shutting down"
 	case errors.Is(err, ErrDiskFull):
 		return err.Error() // MISCONF
+	case errors.Is(err, ErrClockOffset):
+		return err.Error() // TRYAGAIN
 	case errors.Is(err, ErrFailed):
 		// Redis's reply after a failed AOF write, with the cause.
 		return "MISCONF " + err.Error()
@@ -749,7 +759,10 @@ func (s *Shard) propose(group []*Proposal) {
 			}
 		}
 	}
-	tx := s.st.WriteTxAfter(prev, size)
+	// The batches take the group's keys and values and the store's own keys
+	// (a big string goes in 4 KB chunks, each under a key of its own):
+	// sized short, a batch of hundreds of MB would double, twice over.
+	tx := s.st.WriteTxAfter(prev, size+size/16)
 	touched := s.track(tx)
 	s.nextID++
 	id := s.nextID
@@ -1008,6 +1021,7 @@ func (s *Shard) applyEntry(tx *store.Tx, e *raftpb.Entry) error {
 		s.Stats.Records.Add(1)
 		if rec.Time > s.lastTime {
 			s.lastTime = rec.Time
+			s.lastTimeSeen.Store(rec.Time)
 		}
 	})
 }
@@ -1120,13 +1134,15 @@ func (s *Shard) WatchDirty(k WatchKey) bool {
 	return s.Watches.Dirty(s.group, k)
 }
 
-// clock is the record time: wall clock, never going backwards.
+// clock is the record time: wall clock, never going backwards (clock.go
+// keeps it near real time).
 func (s *Shard) clock() int64 {
-	now := time.Now().UnixMilli()
+	now := s.recordTime()
 	if now < s.lastTime {
 		now = s.lastTime
 	}
 	s.lastTime = now
+	s.lastTimeSeen.Store(now)
 	return now
 }
 

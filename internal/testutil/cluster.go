@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"errors"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -262,4 +263,37 @@ func (c *Cluster) balanced(ranges int) (string, error) {
 		}
 	}
 	return views[0], nil
+}
+
+// SlotLeader is the index in Nodes of the node that leads the slot of key,
+// by CLUSTER KEYSLOT and CLUSTER SLOTS on the first running node.
+func (c *Cluster) SlotLeader(t testing.TB, key string) int {
+	t.Helper()
+	for _, p := range c.Nodes {
+		if !p.Running() {
+			continue
+		}
+		conn := Dial(t, p.Addr)
+		defer conn.Close()
+		slot, err := strconv.Atoi(conn.Do("CLUSTER", "KEYSLOT", key).String()[1:])
+		if err != nil {
+			t.Fatalf("CLUSTER KEYSLOT %s: %v", key, err)
+		}
+		for _, r := range conn.Do("CLUSTER", "SLOTS").Elems {
+			start, _ := strconv.Atoi(r.Elems[0].String()[1:])
+			end, _ := strconv.Atoi(r.Elems[1].String()[1:])
+			if slot < start || slot > end {
+				continue
+			}
+			addr := net.JoinHostPort(r.Elems[2].Elems[0].Str, r.Elems[2].Elems[1].String()[1:])
+			for i, n := range c.Nodes {
+				if n.Addr == addr {
+					return i
+				}
+			}
+		}
+		t.Fatalf("no node leads slot %d of %s", slot, key)
+	}
+	t.Fatal("no node runs")
+	return -1
 }

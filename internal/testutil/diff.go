@@ -3,9 +3,11 @@ package testutil
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Diff sends the same commands to two servers, Want (the redis-server oracle)
@@ -29,10 +31,18 @@ func NewDiff(t testing.TB, want, got string) *Diff {
 func StartPair(t testing.TB) (redis, basalt *Proc) {
 	t.Helper()
 	if n := ShardMode(); n > 0 {
-		// BASALT_SHARDS=4: against Redis Cluster's rules, on both sides.
+		// BASALT_SHARDS=4: against Redis Cluster's rules, on both sides;
+		// with BASALT_NODES=3, on the node of a 3-node cluster that leads
+		// the slot of the keys' hash tag (KeyTag).
 		redis = StartRedisCluster(t)
-		basalt = StartBasalt(t, "", "--cluster-enabled", "yes", "--cluster-shards", strconv.Itoa(n))
-		return redis, basalt
+		args := []string{"--cluster-enabled", "yes", "--cluster-shards", strconv.Itoa(n)}
+		nodes, _ := strconv.Atoi(os.Getenv("BASALT_NODES"))
+		if nodes < 2 {
+			return redis, StartBasalt(t, "", args...)
+		}
+		c := StartCluster(t, nodes, args...)
+		c.WaitBalanced(t, 20*time.Second, n/nodes)
+		return redis, c.Nodes[c.SlotLeader(t, "{t}")]
 	}
 	redis = StartRedis(t)
 	if n := ClusterMode(); n > 1 {

@@ -18,7 +18,7 @@ import (
 // the cluster secret before anything else is read or sent, so framing
 // (transport.go, snapshot.go) only ever runs on an authenticated peer:
 //
-//	dialer → hello:  kind (magic or snapMagic), from, to, cluster ID,
+//	dialer → hello:  kind (magic, snapMagic or clockMagic), from, to, cluster ID,
 //	                 nonce (32 bytes), raft address and advertise string
 //	                 (each after a 2-byte length, at most maxHelloString)
 //	listener →       cluster ID, nonce (32 bytes)
@@ -49,7 +49,7 @@ const (
 
 // hello is what a dialer says about itself.
 type hello struct {
-	kind              string // magic (messages) or snapMagic (a snapshot)
+	kind              string // magic (messages), snapMagic (a snapshot) or clockMagic (clock probes)
 	from, to, cluster uint64
 	nonce             [nonceSize]byte
 	addr, advertise   string
@@ -86,7 +86,7 @@ func readHello(r io.Reader) (hello, []byte, error) {
 		return h, nil, err
 	}
 	h.kind = string(raw[:len(magic)])
-	if h.kind != magic && h.kind != snapMagic {
+	if h.kind != magic && h.kind != snapMagic && h.kind != clockMagic {
 		return h, nil, errNotRaft
 	}
 	p := raw[len(magic):]

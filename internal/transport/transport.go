@@ -22,6 +22,8 @@
 // and the peer is reported unreachable (raft then slows down to probing it).
 // Lost connections are redialed with exponential backoff.
 //
+// Each peer's clock is measured too, on a connection of its own (clock.go).
+//
 // Wire format: a connection starts with the handshake of auth.go, which
 // authenticates both ends on the cluster secret. A node accepts a
 // connection only from a member of its group (Member) and takes the
@@ -154,6 +156,7 @@ type Transport struct {
 	stopped bool
 	peers   map[uint64]*peer
 	inbound map[net.Conn]*inbound
+	offsets map[uint64]ClockOffset // the peers' clocks (clock.go)
 
 	faults atomic.Pointer[map[uint64]fault] // copy on write
 
@@ -282,8 +285,9 @@ func (t *Transport) AddPeer(id uint64, addr string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &peer{t: t, id: id, addr: addr, queue: make(chan []byte, t.QueueSize), ctx: ctx, cancel: cancel}
 	t.peers[id] = p
-	t.wg.Add(1)
+	t.wg.Add(2)
 	go p.run()
+	go p.probeClock()
 }
 
 // member reports whether id may talk to this node.
@@ -312,6 +316,7 @@ func (t *Transport) RemovePeer(id uint64) {
 	if p := t.peers[id]; p != nil {
 		p.stop()
 		delete(t.peers, id)
+		delete(t.offsets, id)
 	}
 }
 
@@ -623,8 +628,12 @@ func (t *Transport) serve(raw net.Conn) {
 	t.mu.Unlock()
 	t.advertised.Store(from, h.advertise)
 	t.learnPeer(from, h.addr)
-	if h.kind == snapMagic {
+	switch h.kind {
+	case snapMagic:
 		t.receiveSnapshot(c, r, from)
+		return
+	case clockMagic:
+		t.answerClock(c, r, from)
 		return
 	}
 	var buf []byte

@@ -175,15 +175,19 @@ func TestAbuseLeavesNoTrace(t *testing.T) {
 }
 
 // peakRSS returns a process's peak resident set size (Linux).
-func peakRSS(t *testing.T, pid int) int64 {
+func peakRSS(t *testing.T, pid int) int64 { return procStatus(t, pid, "VmHWM") }
+
+// procStatus returns a size in bytes from /proc/pid/status: VmRSS is the
+// resident set, VmHWM its peak.
+func procStatus(t *testing.T, pid int, field string) int64 {
 	t.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Skipf("no /proc: %v", err)
 	}
-	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(status)
+	m := regexp.MustCompile(field + `:\s+(\d+) kB`).FindSubmatch(status)
 	if m == nil {
-		t.Fatalf("no VmHWM in /proc/%d/status", pid)
+		t.Fatalf("no %s in /proc/%d/status", field, pid)
 	}
 	kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
 	return kb << 10

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,34 +39,12 @@ func (p probe) matches(got string) bool {
 func runProbes(t *testing.T, b *testutil.Proc, probes []probe, maxStall time.Duration, maxRSS int64) {
 	t.Helper()
 	c := testutil.Dial(t, b.Addr)
-	pinger := testutil.Dial(t, b.Addr)
-	var worst atomic.Int64
-	stop := make(chan struct{})
-	pinged := make(chan struct{})
-	go func() {
-		defer close(pinged)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			start := time.Now()
-			r, err := pinger.DoErr("PING")
-			if err != nil || r.Str != "PONG" {
-				worst.Store(int64(time.Hour)) // reported below
-				return
-			}
-			if d := int64(time.Since(start)); d > worst.Load() {
-				worst.Store(d)
-			}
-		}
-	}()
+	stopPinger := startPinger(t, b.Addr)
 	for _, p := range probes {
 		start := time.Now()
 		r, err := c.DoErr(p.args...)
 		if err != nil {
-			close(stop)
+			stopPinger()
 			t.Fatalf("%.60q: %v (server alive: %v)", p.args, err, b.Running())
 		}
 		if !r.IsError() || !p.matches(r.Str) {
@@ -73,9 +52,7 @@ func runProbes(t *testing.T, b *testutil.Proc, probes []probe, maxStall time.Dur
 		}
 		t.Logf("%.60q: %v", p.args, time.Since(start).Round(time.Millisecond))
 	}
-	close(stop)
-	<-pinged
-	if stall := time.Duration(worst.Load()); stall > maxStall {
+	if stall := stopPinger(); stall > maxStall {
 		t.Errorf("a second client's PING waited %v (bound %v)", stall, maxStall)
 	}
 	if r := c.Do("PING"); r.Str != "PONG" {
@@ -85,6 +62,40 @@ func runProbes(t *testing.T, b *testutil.Proc, probes []probe, maxStall time.Dur
 		t.Errorf("peak RSS %d MB, bound %d MB", peak>>20, maxRSS>>20)
 	} else {
 		t.Logf("peak RSS %d MB", peak>>20)
+	}
+}
+
+// startPinger PINGs the server from a connection of its own every 10 ms
+// until the returned function is called, which returns the longest a PING
+// waited (an hour if one failed).
+func startPinger(t *testing.T, addr string) (stop func() time.Duration) {
+	pinger := testutil.Dial(t, addr)
+	var worst atomic.Int64
+	done := make(chan struct{})
+	pinged := make(chan struct{})
+	go func() {
+		defer close(pinged)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			start := time.Now()
+			r, err := pinger.DoErr("PING")
+			if err != nil || r.Str != "PONG" {
+				worst.Store(int64(time.Hour))
+				return
+			}
+			if d := int64(time.Since(start)); d > worst.Load() {
+				worst.Store(d)
+			}
+		}
+	}()
+	return func() time.Duration {
+		close(done)
+		<-pinged
+		return time.Duration(worst.Load())
 	}
 }
 
@@ -170,9 +181,9 @@ func TestScriptMemory(t *testing.T) {
 }
 
 // A node started under a low descriptor limit lowers maxclients to fit,
-// and one whose accepts fail for want of descriptors (maxclients raised
-// past the limit) keeps serving its clients and accepts again once some
-// leave: it never stops.
+// refuses CONFIG SET maxclients past it as Redis does, and one whose
+// accepts fail for want of descriptors keeps serving its clients and
+// accepts again once some leave: it never stops.
 func TestDescriptorLimit(t *testing.T) {
 	const limit = 256
 	wrapper := filepath.Join(t.TempDir(), "basalt-ulimit")
@@ -216,8 +227,29 @@ func TestDescriptorLimit(t *testing.T) {
 	}
 	closeAll(conns)
 
-	// maxclients past the limit: accept runs out of descriptors.
-	c.Do("CONFIG", "SET", "maxclients", "10000")
+	// A raise past what the limit allows is refused as Redis refuses it,
+	// naming the most clients the limit allows; lowering is always taken.
+	if r := c.Do("CONFIG", "SET", "maxclients", "10000"); r.Str != fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with %d", maxClients) {
+		t.Errorf("CONFIG SET maxclients 10000 under ulimit -n %d: %v", limit, r)
+	}
+	if got := c.Do("CONFIG", "GET", "maxclients").Elems[1].Str; got != strconv.Itoa(maxClients) {
+		t.Errorf("maxclients became %s after a refused raise", got)
+	}
+	for _, n := range []int{maxClients - 1, maxClients} {
+		if r := c.Do("CONFIG", "SET", "maxclients", strconv.Itoa(n)); r.Str != "OK" {
+			t.Errorf("CONFIG SET maxclients %d: %v", n, r)
+		}
+	}
+
+	// Descriptors running out below maxclients (the limit lowered under
+	// the running node): accept fails, and the node goes on.
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("no prlimit to lower the running node's descriptor limit")
+	}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", b.Pid()))
+	if out, err := exec.Command("prlimit", "--pid", strconv.Itoa(b.Pid()), fmt.Sprintf("--nofile=%d:%d", len(fds)+16, limit)).CombinedOutput(); err != nil {
+		t.Fatalf("prlimit: %v: %s", err, out)
+	}
 	conns = dial(2 * limit)
 	t.Logf("%d connections open", len(conns))
 	for range 3 {

@@ -297,17 +297,24 @@ func TestFailoverCommand(t *testing.T) {
 
 	// Without TO: another node leads next.
 	expect(t, follower.Do("FAILOVER"), "+OK")
+	waitLeaderIsNot(t, c, f, "FAILOVER without TO: the leader did not change")
+	c.WaitConverged(t, 20*time.Second)
+}
+
+// waitLeaderIsNot waits up to 15 s for a node other than node was to lead,
+// and fails with why if none does.
+func waitLeaderIsNot(t *testing.T, c *testutil.Cluster, was int, why string) {
+	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if i, ok := c.Leader(); ok && i != f {
-			break
+		if i, ok := c.Leader(); ok && i != was {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("FAILOVER without TO: the leader did not change")
+			t.Fatal(why)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c.WaitConverged(t, 20*time.Second)
 }
 
 func waitLeaderIs(t *testing.T, c *testutil.Cluster, want int) {

@@ -132,7 +132,7 @@ func failoverError(msg string) bool {
 	return strings.HasPrefix(msg, "TRYAGAIN ") ||
 		strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "CLUSTERDOWN ") ||
 		strings.HasPrefix(msg, "ERR leadership changed; ") ||
-		msg == "ERR the connection to the leader was lost" ||
+		strings.HasPrefix(msg, "ERR the connection to the leader was lost") || // the reply's outcome unknown
 		msg == "ERR server is shutting down" ||
 		strings.HasPrefix(msg, "ERR timed out ") // ReadIndex on a leader that lost its quorum
 }
@@ -144,8 +144,9 @@ func failoverError(msg string) bool {
 // no leader known, dialing it failed, the new connection to it failed
 // before the command was sent). Every other failure leaves the outcome
 // unknown: "ERR leadership changed; the write may or may not have
-// been applied", "ERR the connection to the leader was lost" (the
-// command had been forwarded), a broken connection, a timeout. The
+// been applied", "ERR the connection to the leader was lost [before the
+// reply...]" (the command had been forwarded), a broken connection, a
+// timeout. The
 // checks hold basalt to this: a write reported not applied that was
 // applied shows up as a value or an increment nobody wrote.
 func notApplied(msg string) bool {

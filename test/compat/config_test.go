@@ -28,7 +28,7 @@ const stockConf = "/etc/redis/redis.conf"
 // (docs/configuration.md lists them).
 var basaltParams = []string{"gomaxprocs", "log-retain", "log-retain-bytes", "cache-size", "meta-cache-size",
 	"node-id", "raft-addr", "initial-cluster", "join", "metrics-addr", "log-format", "script-maxmemory",
-	"cluster-shards", "cluster-replicas", "cluster-proxy"}
+	"cluster-shards", "cluster-replicas", "cluster-proxy", "cluster-max-clock-offset", "debug-clock-offset-ms"}
 
 // startPositional runs basalt as redis-server is run: the config file
 // first, then flags. It returns the process's output so far, read on
@@ -452,6 +452,7 @@ func TestConfigMetrics(t *testing.T) {
 		`redis_instance_info{master_replid=`, `role="master"`, "redis_aof_last_write_status 1", "redis_uptime_in_seconds ",
 		"basalt_raft_term ", "basalt_records_applied_total ", "basalt_log_syncs_total ", "basalt_raft_apply_lag ",
 		"basalt_raft_leader_changes_total 1", "basalt_raft_snapshots_sent_total 0", `basalt_log_sync_seconds_bucket{shard="0",le="0.001"} `,
+		"basalt_raft_clock_max_offset_ms 500", "basalt_raft_clock_offset_ms 0", "basalt_raft_clock_may_lead 1",
 		`basalt_group_commit_records_bucket{shard="0",le="+Inf"} `, "basalt_disk_used_bytes ",
 		`basalt_pebble_compactions_total{shard="0"} `, `basalt_pebble_write_stalls_total{shard="0"} 0`, `basalt_pebble_l0_files{shard="0"} `, `basalt_pebble_block_cache_hits_total{shard="0"} `, "go_goroutines ", "process_resident_memory_bytes ",
 	} {

@@ -1,0 +1,108 @@
+package compat
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"basalt/internal/command"
+	"basalt/internal/testutil"
+)
+
+// TestMain: in the pass under Redis Cluster's rules (BASALT_SHARDS), every
+// key the tests send gets the hash tag {t} (testutil.KeyTag), so a
+// scenario's keys share one slot on both servers, and the tests that
+// cannot run so are skipped (shardSkips).
+func TestMain(m *testing.M) {
+	if testutil.ShardMode() > 0 {
+		testutil.KeyTag = tagKeys
+		testutil.SkipTest = skipInShards
+	}
+	os.Exit(m.Run())
+}
+
+// skipInShards skips t if shardSkips names it (in the cluster-mode pass):
+// testutil.Dial asks, and a test that dials nothing of its own calls it.
+func skipInShards(t testing.TB) {
+	if why, ok := shardSkips[t.Name()]; ok && testutil.ShardMode() > 0 {
+		t.Skip("under Redis Cluster's rules: " + why)
+	}
+}
+
+// shardSkips are the tests (and subtests) the cluster-mode pass skips, and
+// why.
+var shardSkips = map[string]string{
+	"TestJSONKeyspace":                                 "compares key names with literals (the tag changes them)",
+	"TestRestoreJSONNotify":                            "compares key names with literals",
+	"TestMonitorRedisCli":                              "compares key names with literals",
+	"TestKeys/ScanFull":                                "compares key names with literals",
+	"TestKeys/ScanConcurrent":                          "compares key names with literals",
+	"TestKeys/RandomKey":                               "compares key names with literals",
+	"TestLoadRDBBusyKey":                               "the RDB file's keys have no tag",
+	"TestMigrateFromRedis":                             "uses other databases",
+	"TestNothingWritesOutsideDir":                      "runs its own server",
+	"TestPubSub/Scripts":                               "scripts name keys in their bodies",
+	"TestScripting/Cache":                              "scripts name keys in their bodies",
+	"TestScripting/Errors":                             "scripts name keys in their bodies",
+	"TestScripting/RESP3":                              "scripts name keys in their bodies",
+	"TestScripting/ReadOnly":                           "scripts name keys in their bodies",
+	"TestScripting/RefusedCommands":                    "scripts name keys in their bodies",
+	"TestScripting/ReplyToLua":                         "scripts name keys in their bodies",
+	"TestScripting/Shebang":                            "scripts name keys in their bodies",
+	"TestPubSub/SubscribeUnsubscribeCounts":            "shard channels of several slots",
+	"TestPubSub/Introspection":                         "shard channels of several slots",
+	"TestStreamBlocking/XReadGroupUnblockedByDeletion": "SWAPDB",
+	"TestKeys/Copy":                                    "COPY ... DB n checks n against one database, Redis against databases (16)",
+	"TestScriptBusy/Kill":                              "a busy script holds its shard; writes to other shards go on (docs/cluster.md)",
+	"TestScriptBusy/Unkillable":                        "a busy script holds its shard; writes to other shards go on (docs/cluster.md)",
+	"TestTracking/Default":                             "FLUSHALL invalidates once per shard",
+	"TestTracking/RedirectRESP2":                       "FLUSHALL invalidates once per shard",
+	"TestMemory/Stats":                                 "MEMORY STATS lists each shard's database",
+	"TestMemory/RedisCliMemkeys":                       "redis-cli --memkeys's SCAN differs",
+	"TestServer/Client":                                "CLIENT INFO differs in cluster mode",
+}
+
+// tagKeys prefixes {t} to each key argument of a command (as COMMAND
+// GETKEYS finds them) that has no hash tag of its own.
+func tagKeys(args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	argv := make([][]byte, len(args))
+	for i, a := range args {
+		argv[i] = []byte(a)
+	}
+	cmd := command.Lookup(argv[0])
+	if cmd == nil {
+		return args
+	}
+	kind := cmd
+	if len(cmd.Subcommands) > 0 && len(argv) > 1 {
+		if sub := cmd.Subcommand(argv[1]); sub != nil {
+			kind = sub
+		}
+	}
+	var out []string
+	for _, k := range kind.SlotKeys(argv) {
+		for i, a := range argv {
+			// The keys are argv's own elements: find each by its bytes' address.
+			if len(k) == 0 || len(a) != len(k) || &a[0] != &k[0] || hasTag(args[i]) {
+				continue
+			}
+			if out == nil {
+				out = append([]string(nil), args...)
+			}
+			out[i] = "{t}" + args[i]
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// hasTag reports whether key has a hash tag: a non-empty {...}.
+func hasTag(key string) bool {
+	open := strings.IndexByte(key, '{')
+	return open >= 0 && strings.IndexByte(key[open+1:], '}') > 0
+}
