@@ -32,6 +32,7 @@ type User struct {
 	passwords []string    // SHA-256 hex, in the order added
 	selectors []*Selector // the root selector first
 	open      bool        // the root selector allows everything (a fast path)
+	desc      string      // what Describe answers
 }
 
 // newUser is a user as Redis creates one: off, no password, no permission.
@@ -264,5 +265,6 @@ func Edit(u *User, name string, rules []string, allChannels bool) (*User, error)
 		}
 	}
 	u.open = u.selectors[0].unrestricted()
+	u.desc = u.describe()
 	return u, nil
 }

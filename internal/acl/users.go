@@ -192,7 +192,7 @@ func (us *Users) replace(users map[string]*User, fresh bool) (gone, changed []*H
 		if h == nil {
 			h = &Handle{name: name}
 			us.handles[name] = h
-		} else if old := h.User(); old.Describe() != u.Describe() || old.enabled != u.enabled {
+		} else if old := h.User(); old.Describe() != u.Describe() {
 			changed = append(changed, h)
 		}
 		h.user.Store(u)
