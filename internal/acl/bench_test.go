@@ -5,13 +5,15 @@ import (
 	"testing"
 )
 
+// BenchmarkDescribe: making a description (Edit does, once a user).
 func BenchmarkDescribe(b *testing.B) {
 	u, _ := Edit(nil, "u", strings.Fields("on >pw ~k* +@read +@write -@dangerous +config|get (~x +set)"), false)
 	for b.Loop() {
-		u.Describe()
+		u.describe()
 	}
 }
 
+// BenchmarkCheck: the ACL gate for a user that may not run everything.
 func BenchmarkCheck(b *testing.B) {
 	u, _ := Edit(nil, "u", strings.Fields("on >pw ~k* +@read +@write -@dangerous"), false)
 	cmd := lookup("get")
