@@ -268,6 +268,9 @@ func (s *Server) expireLoop() {
 			return
 		case <-t.C:
 		}
+		// The same tick loads users another node changed (acl_cmd.go),
+		// so that a deleted user's idle connections go soon.
+		s.syncUsers()
 		if s.pause.active() {
 			continue // not while clients are paused
 		}

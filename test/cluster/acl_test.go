@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,7 +63,13 @@ func TestACLReplicated(t *testing.T) {
 	eventually(t, again, "+OK", "AUTH", "app", "pw")
 
 	l := testutil.Dial(t, c.Nodes[c.WaitLeader(t, 10*time.Second)].Addr)
+	idle := testutil.Dial(t, c.Nodes[follower].Addr)
+	expect(t, idle.Do("AUTH", "app", "pw"), "+OK")
 	expect(t, l.Do("ACL", "DELUSER", "app"), ":1")
+	// The follower closes the deleted user's connection by itself.
+	if _, err := idle.ReadErr(); err == nil || os.IsTimeout(err) {
+		t.Errorf("a deleted user's idle connection on a follower stays open (%v)", err)
+	}
 	// A connection that authenticated before the deletion reached its
 	// node is closed then: each try dials anew.
 	for _, n := range c.Nodes {
