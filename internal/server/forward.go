@@ -295,17 +295,18 @@ func (c *Client) dialLeader(addr string) error {
 	}
 	u := &upstream{nc: nc, addr: addr, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10), proto: 2}
 	setup := upReply{setup: true}
-	if pass := c.srv.config().RequirePass; pass != "" {
+	// The client's user on the leader, which checks what the client's
+	// scripts call. A named user the leader lacks gets nothing from it
+	// (the default user might let its scripts do more); a default user's
+	// connection falls back on this node's requirepass.
+	name := c.userName()
+	authed := c.authPass != nil && u.authenticate(name, c.authPass)
+	switch pass := c.srv.config().RequirePass; {
+	case !authed && name != acl.DefaultName:
+		nc.Close()
+		return errUserNotOnLeader
+	case !authed && pass != "":
 		u.sendAs([][]byte{[]byte("AUTH"), []byte(pass)}, setup)
-	}
-	if name := c.userName(); name != acl.DefaultName && c.authPass != nil {
-		// The same user on the leader: it checks the calls of the
-		// client's scripts. A leader without it gets nothing from this
-		// client (the default user might let its scripts do more).
-		if !u.authenticate(name, c.authPass) {
-			nc.Close()
-			return errUserNotOnLeader
-		}
 	}
 	if c.proto != 2 {
 		u.sendAs([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))}, setup)

@@ -70,6 +70,13 @@ func TestACLReplicated(t *testing.T) {
 	if _, err := idle.ReadErr(); err == nil || os.IsTimeout(err) {
 		t.Errorf("a deleted user's idle connection on a follower stays open (%v)", err)
 	}
+	// The default user's password set by ACL, not requirepass: a
+	// follower's client that gave it reaches the leader with it.
+	expect(t, l.Do("ACL", "SETUSER", "default", "resetpass", ">dpw"), "+OK")
+	d := testutil.Dial(t, c.Nodes[follower].Addr)
+	eventually(t, d, "+OK", "AUTH", "dpw")
+	expect(t, d.Do("SET", "k", "v"), "+OK")
+
 	// A connection that authenticated before the deletion reached its
 	// node is closed then: each try dials anew.
 	for _, n := range c.Nodes {
