@@ -49,28 +49,11 @@ func TestShardedPlacement(t *testing.T) {
 	for i, p := range c.Nodes {
 		addrs[i] = p.Addr
 	}
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16,
-		MinRetryBackoff: 20 * time.Millisecond, MaxRetryBackoff: 200 * time.Millisecond, MaxRetries: 20})
+	rdb := newClusterClient(addrs)
 	defer rdb.Close()
-	acked := map[string]int{}
-	write := func(round int) {
-		t.Helper()
-		for i := range 200 {
-			k := "k" + strconv.Itoa(i)
-			if err := rdb.Set(ctx, k, round, 0).Err(); err != nil {
-				t.Fatalf("round %d: SET %s: %v", round, k, err)
-			}
-			acked[k] = round
-		}
-	}
-	check := func(what string) {
-		t.Helper()
-		for k, v := range acked {
-			if got, err := rdb.Get(ctx, k).Int(); err != nil || got != v {
-				t.Fatalf("%s: GET %s = %d, %v; want %d", what, k, got, err, v)
-			}
-		}
-	}
+	acked := ackedWrites{}
+	write := func(round int) { acked.write(t, ctx, rdb, round, 200) }
+	check := func(what string) { acked.check(t, ctx, rdb, what) }
 	write(1)
 	check("after the first writes")
 
@@ -169,7 +152,7 @@ func slotLeaders(t *testing.T, ctx context.Context, addr string) map[uint16]stri
 
 // replicasAgree waits until every replica of each key's shard, read with
 // READONLY, has the value last acknowledged.
-func replicasAgree(t *testing.T, ctx context.Context, c *testutil.Cluster, acked map[string]int) {
+func replicasAgree(t *testing.T, ctx context.Context, c *testutil.Cluster, acked ackedWrites) {
 	t.Helper()
 	holders := map[uint16][]string{} // slot -> its shard's nodes
 	for _, sh := range clusterShards(t, ctx, c.Nodes[0].Addr) {

@@ -24,32 +24,13 @@ func TestShardedCluster(t *testing.T) {
 	c.WaitBalanced(t, 15*time.Second, 2)
 
 	addrs := []string{c.Nodes[0].Addr, c.Nodes[1].Addr, c.Nodes[2].Addr}
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16,
-		MinRetryBackoff: 20 * time.Millisecond, MaxRetryBackoff: 200 * time.Millisecond, MaxRetries: 20})
+	rdb := newClusterClient(addrs)
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-
-	acked := map[string]int{}
-	write := func(round int) {
-		t.Helper()
-		for i := range 300 {
-			k := "k" + strconv.Itoa(i)
-			if err := rdb.Set(ctx, k, round, 0).Err(); err != nil {
-				t.Fatalf("round %d: SET %s: %v", round, k, err)
-			}
-			acked[k] = round
-		}
-	}
-	check := func(what string) {
-		t.Helper()
-		for k, v := range acked {
-			got, err := rdb.Get(ctx, k).Int()
-			if err != nil || got != v {
-				t.Fatalf("%s: GET %s = %d, %v; want %d", what, k, got, err, v)
-			}
-		}
-	}
+	acked := ackedWrites{}
+	write := func(round int) { acked.write(t, ctx, rdb, round, 300) }
+	check := func(what string) { acked.check(t, ctx, rdb, what) }
 	write(1)
 	check("after the first writes")
 	for i, p := range c.Nodes {
@@ -188,5 +169,37 @@ func TestShardedProxy(t *testing.T) {
 	}
 	if moved == 0 {
 		t.Fatal("no key was MOVED with CLIENT PROXY OFF")
+	}
+}
+
+// newClusterClient is go-redis's ClusterClient for a cluster's tests: it
+// follows MOVED and retries through a failover.
+func newClusterClient(addrs []string) *redis.ClusterClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16,
+		MinRetryBackoff: 20 * time.Millisecond, MaxRetryBackoff: 200 * time.Millisecond, MaxRetries: 20})
+}
+
+// ackedWrites are the values last acknowledged for each key.
+type ackedWrites map[string]int
+
+// write SETs keys k0..k(n-1) to round, each acknowledged.
+func (a ackedWrites) write(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, round, n int) {
+	t.Helper()
+	for i := range n {
+		k := "k" + strconv.Itoa(i)
+		if err := rdb.Set(ctx, k, round, 0).Err(); err != nil {
+			t.Fatalf("round %d: SET %s: %v", round, k, err)
+		}
+		a[k] = round
+	}
+}
+
+// check reads every key back: each has its acknowledged value.
+func (a ackedWrites) check(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, what string) {
+	t.Helper()
+	for k, v := range a {
+		if got, err := rdb.Get(ctx, k).Int(); err != nil || got != v {
+			t.Fatalf("%s: GET %s = %d, %v; want %d", what, k, got, err, v)
+		}
 	}
 }
