@@ -40,6 +40,9 @@ func StartPair(t testing.TB) (redis, basalt *Proc) {
 		if nodes < 2 {
 			return redis, StartBasalt(t, "", args...)
 		}
+		if n%nodes != 0 {
+			t.Fatalf("BASALT_SHARDS=%d must be a multiple of BASALT_NODES=%d, so the leaders balance", n, nodes)
+		}
 		c := StartCluster(t, nodes, args...)
 		c.WaitBalanced(t, 20*time.Second, n/nodes)
 		return redis, c.Nodes[c.SlotLeader(t, "{t}")]
