@@ -34,7 +34,7 @@ type Host struct {
 	mu     sync.RWMutex
 	groups map[uint32]*node
 	news   map[uint32]leaderNews
-	heards map[uint64]time.Time // when each node's news last came
+	lastHeard map[uint64]time.Time // when each node's news last came
 
 	stop chan struct{}
 	done chan struct{}
@@ -78,7 +78,7 @@ type HostConfig struct {
 
 // NewHost starts the node's transport; shards join it through Config.Host.
 func NewHost(cfg HostConfig) (*Host, error) {
-	h := &Host{me: cfg.NodeID, nodes: cfg.Nodes, relayed: cfg.Relayed, groups: map[uint32]*node{}, news: map[uint32]leaderNews{}, heards: map[uint64]time.Time{},
+	h := &Host{me: cfg.NodeID, nodes: cfg.Nodes, relayed: cfg.Relayed, groups: map[uint32]*node{}, news: map[uint32]leaderNews{}, lastHeard: map[uint64]time.Time{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	h.tr = &transport.Transport{ID: cfg.NodeID, Addr: cfg.RaftAddr, Advertise: cfg.Advertise,
 		Secret: cfg.Secret, Cluster: cfg.ClusterID, Member: h.member,
@@ -188,7 +188,7 @@ func (h *Host) heard(node uint64, news []byte) {
 	now := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.heards[node] = now
+	h.lastHeard[node] = now
 	for ; len(news) >= 12; news = news[12:] {
 		group, term := binary.BigEndian.Uint32(news), binary.BigEndian.Uint64(news[4:])
 		if cur := h.news[group]; term > cur.term || term == cur.term && cur.node == node || now.Sub(cur.at) > newsFresh {
@@ -201,7 +201,7 @@ func (h *Host) heard(node uint64, news []byte) {
 func (h *Host) Up(node uint64) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return time.Since(h.heards[node]) <= newsFresh
+	return time.Since(h.lastHeard[node]) <= newsFresh
 }
 
 // LeaderOf is the node that leads group, as its own replica knows it if
