@@ -31,9 +31,9 @@ type Host struct {
 	nodes   map[uint64]string // every node of the cluster: ID -> Raft address
 	relayed func(channel, message []byte)
 
-	mu     sync.RWMutex
-	groups map[uint32]*node
-	news   map[uint32]leaderNews
+	mu        sync.RWMutex
+	groups    map[uint32]*node
+	news      map[uint32]leaderNews
 	lastHeard map[uint64]time.Time // when each node's news last came
 
 	stop chan struct{}
