@@ -53,7 +53,11 @@ func apply(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, host H
 	}
 	switch rec.Kind {
 	case shard.KindCommand:
-		run(tx, rec, sr, host, rec.Cmds[0], rec.Seed, w, live)
+		var cmd *Command
+		if sr != nil {
+			cmd, _ = sr.Command.(*Command)
+		}
+		run(tx, rec, sr, host, cmd, rec.Cmds[0], rec.Seed, w, live)
 	case shard.KindExec:
 		applyExec(tx, rec, sr, env, host, w, live)
 	case shard.KindExpire: // written by versions before KindExpireDue
@@ -77,9 +81,11 @@ func apply(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, host H
 }
 
 // run runs one command of rec on tx, live if the leader applies rec for a
-// client.
-func run(tx *store.Tx, rec *shard.Record, sr *shard.Run, host Host, argv [][]byte, seed uint64, w *resp.Writer, live bool) {
-	cmd := Lookup(argv[0])
+// client: cmd, or argv's if cmd is nil.
+func run(tx *store.Tx, rec *shard.Record, sr *shard.Run, host Host, cmd *Command, argv [][]byte, seed uint64, w *resp.Writer, live bool) {
+	if cmd == nil {
+		cmd = Lookup(argv[0])
+	}
 	if cmd == nil || cmd.Run == nil {
 		w.Error("ERR unknown command '" + string(argv[0]) + "'")
 		return
@@ -143,7 +149,7 @@ func applyExec(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, ho
 			}
 			continue
 		}
-		run(tx, rec, sr, host, argv, rec.Seed+uint64(i), w, live)
+		run(tx, rec, sr, host, nil, argv, rec.Seed+uint64(i), w, live)
 	}
 }
 

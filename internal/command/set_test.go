@@ -15,7 +15,7 @@ import (
 // Exec runs one command of rec on tx, as the apply loop runs it in a
 // replay. The command must exist and its arity must have been checked.
 func Exec(tx *store.Tx, rec *shard.Record, argv [][]byte, seed uint64, w *resp.Writer) {
-	run(tx, rec, nil, nil, argv, seed, w, false)
+	run(tx, rec, nil, nil, nil, argv, seed, w, false)
 }
 
 func setArgv(a []string) [][]byte {

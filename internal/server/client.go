@@ -585,7 +585,7 @@ func (c *Client) run(cmd, kind *command.Command, argv [][]byte, now int64) {
 		if cmd.ReadFirst != nil && c.readFirst(cmd, argv, now) {
 			return
 		}
-		c.propose(shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}})
+		c.proposeCommand(cmd, shard.Record{Kind: shard.KindCommand, DB: c.db, Cmds: [][][]byte{argv}})
 	default:
 		c.read(cmd, argv, now, touch)
 	}
@@ -764,9 +764,16 @@ func (c *Client) proposeHere(p *shard.Proposal) error {
 
 // propose sends a write down the ordered path without waiting: pipelined
 // writes of one client join the same group commit.
-func (c *Client) propose(rec shard.Record) {
+func (c *Client) propose(rec shard.Record) { c.proposeCommand(nil, rec) }
+
+// proposeCommand is propose of a command record carrying cmd, the command
+// dispatch looked up, so that the apply loop need not look it up again.
+func (c *Client) proposeCommand(cmd *command.Command, rec shard.Record) {
 	p := getProposal(c)
 	p.Rec = rec
+	if cmd != nil {
+		p.Run.Command = cmd
+	}
 	if err := c.proposeHere(p); err != nil {
 		putProposal(p)
 		c.reply().Error(proposeError(err))

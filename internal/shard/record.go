@@ -52,6 +52,10 @@ type Record struct {
 // leaves beside the reply. None of it is logged: a follower or a replay
 // applies the record with no Run, and must change the same data.
 type Run struct {
+	// Command is the *command.Command the client looked up for a command
+	// record (nil: the applier looks it up).
+	Command any
+
 	// Block is set by a client for a blocking command outside MULTI: if
 	// the command finds nothing, the applier sets BlockedOn to the keys it
 	// waits for instead of replying (a record that blocked changed
