@@ -4,15 +4,18 @@
 #   node      basalt without cluster mode (one Raft group)
 #   shards=N  basalt with --cluster-enabled yes --cluster-shards N on one
 #             node (N from SHARDS: 1, 2, 4, 8 up to the machine's cores)
-#   3nodes    three basalt nodes in cluster mode, one shard led by each
-#             (NODES3=1; redis-benchmark --cluster), on the same CPUs
+#   nodes=N   for each N in NODES, N basalt nodes in cluster mode with N
+#             shards of 3 replicas (cluster-replicas' default), one led by
+#             each (redis-benchmark --cluster); node i pinned to the i-th
+#             list of NODE_CPUS if set, else all on SERVER_CPUS
 # at each pipeline depth of PIPELINES with CLIENTS clients, all with
 # appendfsync always. Prints requests/s and the servers' CPU per request
 # (µs, user+system from /proc). Plain redis-benchmark against one node: it
 # refuses --cluster for a cluster of one node, and every slot is served there.
 #
 #   bench/shards.sh
-#   SHARDS="1 2 4 8" SERVER_CPUS=0-7 CLIENT_CPUS=8-15 THREADS=4 NODES3=1 bench/shards.sh
+#   SHARDS="1 2 4 8" SERVER_CPUS=0-7 CLIENT_CPUS=8-15 THREADS=4 NODES=3 bench/shards.sh
+#   SHARDS=" " NODES="3 5" NODE_CPUS="0-1 2-3 4-5 6-7 8-9" CLIENT_CPUS=10-15 bench/shards.sh
 #
 # Environment: N=100000 requests (N1: at -P 1, default N), CLIENTS=50,
 # KEYSPACE=100000 (-r), TESTS=set,get,incr,hset, PIPELINES="16 1",
@@ -43,12 +46,13 @@ pin() { # pin CPUS command...: become command, under taskset when CPUS is set
 	if [ -n "$cpus" ]; then exec taskset -c "$cpus" "$@"; else exec "$@"; fi
 }
 
-# start NAME PORT command...: start a server on PORT; adds its pid to SERVERS.
+# start NAME PORT command...: start a server on PORT, on CPUS (default
+# SERVER_CPUS); adds its pid to SERVERS.
 start() {
 	local name=$1 port=$2
 	shift 2
 	mkdir -p "$WORK/$name"
-	(pin "${SERVER_CPUS:-}" "$@" --port "$port" --bind 127.0.0.1 --dir "$WORK/$name" >"$WORK/$name.log" 2>&1) &
+	(pin "${CPUS-${SERVER_CPUS:-}}" "$@" --port "$port" --bind 127.0.0.1 --dir "$WORK/$name" >"$WORK/$name.log" 2>&1) &
 	PIDS+=("$!")
 	SERVERS+=("$!")
 	wait_ready "$port" "$!"
@@ -106,22 +110,24 @@ for n in $SHARDS; do
 	measure "shards=$n"
 	stop_servers
 done
-if [ -n "${NODES3:-}" ]; then
+read -ra node_cpus <<<"${NODE_CPUS:-}"
+for nodes in ${NODES:-}; do
 	members=() ports=()
-	for id in 1 2 3; do
+	for id in $(seq 1 "$nodes"); do
 		ports[$id]=$(free_port)
 		members+=("$id=127.0.0.1:$(free_port)")
 	done
 	cluster=$(IFS=,; echo "${members[*]}")
-	for id in 1 2 3; do
-		start "node$id" "${ports[$id]}" "$WORK/basalt" --appendfsync always --cluster-enabled yes --cluster-shards 3 \
+	for id in $(seq 1 "$nodes"); do
+		CPUS=${node_cpus[$((id - 1))]:-${SERVER_CPUS:-}} start "node$id" "${ports[$id]}" "$WORK/basalt" --appendfsync always \
+			--cluster-enabled yes --cluster-shards "$nodes" \
 			--node-id "$id" --raft-addr "${members[$((id - 1))]#*=}" --initial-cluster "$cluster"
 	done
 	PORT=${ports[1]}
-	for _ in $(seq 1 100); do # until each node leads its shard (redis-benchmark --cluster stops at a move)
-		[ "$(redis-cli -p "$PORT" cluster nodes | awk '$3 ~ /master/ && NF > 8' | wc -l)" = 3 ] && break
+	for _ in $(seq 1 200); do # until each node leads its shard (redis-benchmark --cluster stops at a move)
+		[ "$(redis-cli -p "$PORT" cluster nodes | awk '$3 ~ /master/ && NF > 8' | wc -l)" = "$nodes" ] && break
 		sleep 0.1
 	done
-	measure 3nodes --cluster
+	measure "nodes=$nodes" --cluster
 	stop_servers
-fi
+done
