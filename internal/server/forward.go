@@ -3,7 +3,6 @@ package server
 import (
 	"basalt/internal/acl"
 	"bufio"
-	"bytes"
 	"net"
 	"strconv"
 	"strings"
@@ -108,6 +107,21 @@ func (c *Client) mustForward(cmd *command.Command, argv [][]byte) bool {
 // forward sends argv to the leader; its reply is read by waitPending.
 func (c *Client) forward(argv [][]byte) { c.forwardAs(argv, upReply{}) }
 
+// cloneArgv copies argv into one buffer: two allocations a command.
+func cloneArgv(argv [][]byte) [][]byte {
+	n := 0
+	for _, a := range argv {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(argv))
+	for i, a := range argv {
+		buf = append(buf, a...)
+		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	return out
+}
+
 // forwardAs is forward with what to do with the reply (see upReply).
 func (c *Client) forwardAs(argv [][]byte, r upReply) {
 	c.waitLocal()
@@ -135,10 +149,7 @@ func (c *Client) forwardAs(argv [][]byte, r upReply) {
 		c.upWatched = true
 	}
 	if kind := kindOf(argv); kind != nil && !c.upMulti && r.pub == nil && readsOnly(cmd, kind) {
-		r.read = make([][]byte, len(argv)) // argv is the read buffer's
-		for i, a := range argv {
-			r.read[i] = bytes.Clone(a)
-		}
+		r.read = cloneArgv(argv) // argv is the read buffer's
 	}
 	if c.up == nil {
 		if err := c.dialUpstream(); err != nil {

@@ -590,11 +590,7 @@ func (c *Client) trackForwarded(cmd *command.Command, argv [][]byte) {
 	case "discard":
 		tr.upQueued = nil
 	default:
-		q := make([][]byte, len(argv))
-		for i, a := range argv {
-			q[i] = bytes.Clone(a) // argv's bytes are the reader's
-		}
-		tr.upQueued = append(tr.upQueued, q)
+		tr.upQueued = append(tr.upQueued, cloneArgv(argv)) // argv's bytes are the reader's
 	}
 }
 
