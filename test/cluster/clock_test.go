@@ -50,10 +50,17 @@ func TestClockSkew(t *testing.T) {
 	// and a FAILOVER to it does not happen.
 	expect(t, conns[ahead].Do("CONFIG", "SET", "debug-clock-offset-ms", "3600000"), "+OK")
 	waitMayLead(t, conns[ahead], "0")
-	info := infoMap(conns[l])
-	peer := info[fmt.Sprintf("raft_clock_peer%d", ahead+1)]
-	if off, _ := strconv.ParseFloat(strings.TrimPrefix(strings.Split(peer, ",")[0], "offset_ms="), 64); off < 3599900 || off > 3600100 {
-		t.Fatalf("the leader measures node %d's clock as %q", ahead+1, peer)
+	// The node knows its own offset at once; the leader's probes (4 a
+	// second) see it within a few of them.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		peer := infoMap(conns[l])[fmt.Sprintf("raft_clock_peer%d", ahead+1)]
+		off, _ := strconv.ParseFloat(strings.TrimPrefix(strings.Split(peer, ",")[0], "offset_ms="), 64)
+		if off >= 3599900 && off <= 3600100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader measures node %d's clock as %q", ahead+1, peer)
+		}
 	}
 	if why := infoMap(conns[ahead])["raft_clock_refusal"]; !strings.Contains(why, "agrees within 500ms with 1 of the 3 nodes") {
 		t.Fatalf("refusal: %q", why)
@@ -71,14 +78,28 @@ func TestClockSkew(t *testing.T) {
 
 	// The leader's clock jumps an hour back (with the other two within the
 	// bound again): it hands over, and a key with EX 2 expires in time.
+	// (300 ms and 0: the node -300 ms behind would be 600 ms from the
+	// one ahead, past the bound, and then no node could lead.)
 	expect(t, conns[ahead].Do("CONFIG", "SET", "debug-clock-offset-ms", "300"), "+OK")
+	expect(t, conns[behind].Do("CONFIG", "SET", "debug-clock-offset-ms", "0"), "+OK")
 	waitMayLead(t, conns[ahead], "1")
+	waitMayLead(t, conns[behind], "1")
 	expect(t, conns[l].Do("CONFIG", "SET", "debug-clock-offset-ms", "-3600000"), "+OK")
 	waitLeaderIsNot(t, c, l, "a leader an hour behind kept leading")
 	waitMayLead(t, conns[l], "0")
 	n := c.WaitLeader(t, 15*time.Second)
 	checkRecordTime(t, conns[n], "after the leader's clock jumped back")
-	expect(t, conns[l].Do("SET", "lock", "held", "EX", "2"), "+OK") // through the old leader
+	// Through the old leader, which may still be handing over: TRYAGAIN
+	// then, which clients retry.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		r := conns[l].Do("SET", "lock", "held", "EX", "2")
+		if r.String() == "+OK" {
+			break
+		}
+		if !strings.HasPrefix(r.Str, "TRYAGAIN ") || time.Now().After(deadline) {
+			t.Fatalf("SET lock through the old leader: %v", r)
+		}
+	}
 	time.Sleep(3 * time.Second)
 	expect(t, conns[n].Do("EXISTS", "lock"), ":0")
 
