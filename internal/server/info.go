@@ -401,11 +401,12 @@ func (s *Server) infoSection(name string, c *Client) string {
 		title = "Cluster"
 		add("cluster_enabled", b2i(s.clustered()))
 		if s.clustered() {
-			// Per shard: its slots, and its group's Raft figures.
+			// Per shard: its slots, the node that leads it when up
+			// (balanceLeaders), and its group's Raft figures.
 			for _, sh := range s.shards {
 				st, i := sh.Status(), shardNumber(sh)
-				add(fmt.Sprintf("basalt_shard%d", i), fmt.Sprintf("slots=%s,role=%s,term=%d,commit=%d,applied=%d,keys=%d",
-					formatSlots(s.topo.Shards[i].Slots), st.Role, st.Term, st.Commit, st.Applied, shardKeys(sh)))
+				add(fmt.Sprintf("basalt_shard%d", i), fmt.Sprintf("slots=%s,preferred=%d,role=%s,term=%d,commit=%d,applied=%d,keys=%d",
+					formatSlots(s.topo.Shards[i].Slots), s.topo.Shards[i].Replicas[0], st.Role, st.Term, st.Commit, st.Applied, shardKeys(sh)))
 			}
 		}
 	case "keyspace":

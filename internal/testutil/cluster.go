@@ -217,7 +217,9 @@ func StartRedisCluster(t testing.TB) *Proc {
 
 // WaitBalanced waits until every node of a cluster in cluster mode
 // reports cluster_state:ok and leads as many shards as the others (its
-// CLUSTER NODES line holds ranges slot ranges), each node's view the same.
+// CLUSTER NODES line holds ranges slot ranges), each node's view the same,
+// and every shard is led by its preferred node (INFO cluster), so that no
+// leadership moves after it returns while the nodes stay up.
 func (c *Cluster) WaitBalanced(t testing.TB, timeout time.Duration, ranges int) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -234,19 +236,28 @@ func (c *Cluster) WaitBalanced(t testing.TB, timeout time.Duration, ranges int) 
 
 func (c *Cluster) balanced(ranges int) (string, error) {
 	var views []string
-	for _, p := range c.Nodes {
+	for i, p := range c.Nodes {
 		conn, err := DialErr(p.Addr)
 		if err != nil {
 			return "", err
 		}
 		info, err1 := conn.DoErr("CLUSTER", "INFO")
 		nodesReply, err2 := conn.DoErr("CLUSTER", "NODES")
+		shards, err3 := conn.DoErr("INFO", "cluster")
 		conn.Close()
-		if err := errors.Join(err1, err2); err != nil {
+		if err := errors.Join(err1, err2, err3); err != nil {
 			return "", err
 		}
 		if !strings.Contains(info.Str, "cluster_state:ok") {
 			return info.Str, errors.New("not ok")
+		}
+		// A shard this node should lead, led elsewhere for now, will move
+		// (the server's balanceLeaders).
+		self := "preferred=" + strconv.Itoa(i+1) + ","
+		for _, line := range strings.Split(shards.Str, "\n") {
+			if strings.Contains(line, self) && !strings.Contains(line, "role=leader") {
+				return shards.Str, errors.New("a shard not on its preferred leader yet")
+			}
 		}
 		// Each line's slots, without the myself flag that differs by node.
 		view := strings.ReplaceAll(nodesReply.Str, "myself,", "")
