@@ -162,6 +162,26 @@ func (t *Topology) ShardBySlot() []int {
 	return out
 }
 
+// Shared is the topology as the metadata group stores it: JSON, the same
+// on every node (no NodeID).
+func (t *Topology) Shared() []byte {
+	c := *t
+	c.NodeID = 0
+	b, _ := json.Marshal(&c)
+	return b
+}
+
+// ParseShared reads a topology the metadata group stored, as node me sees
+// it.
+func ParseShared(b []byte, me uint64) (*Topology, error) {
+	t := &Topology{}
+	if err := json.Unmarshal(b, t); err != nil {
+		return nil, err
+	}
+	t.NodeID = me
+	return t, t.check()
+}
+
 // topologyFile is where a node keeps its topology in its data directory.
 const topologyFile = "topology.json"
 

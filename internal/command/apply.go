@@ -77,6 +77,9 @@ func apply(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, host H
 	case shard.KindACL:
 		tx.PutACL(rec.Cmds[0][0])
 		w.OK()
+	case shard.KindTopology:
+		tx.PutTopology(rec.Cmds[0][0])
+		w.OK()
 	}
 }
 

@@ -408,21 +408,27 @@ func aclSetUser(c *Client, argv [][]byte) {
 	c.replyUsers(func() { c.reply().OK() })
 }
 
+// usersGroup is the Raft group whose log and store hold the ACL users:
+// the node's one group, or in cluster mode the metadata group, which
+// every node holds.
+func (s *Server) usersGroup() *shard.Shard {
+	if s.meta != nil {
+		return s.meta
+	}
+	return s.group()
+}
+
 // replyUsers writes the users through the log, so that every node has
 // them and a restart finds them, then answers with ok. The change is in
 // force here already; the caller holds aclMu, so the records follow the
 // changes in order. If the log refuses it (this node does not lead),
 // the users go back to the log's and the client gets the error.
 func (c *Client) replyUsers(ok func()) {
-	if c.srv.clustered() {
-		ok() // cluster mode: the users are the node's (docs/operations.md)
-		return
-	}
 	p := getProposal(c)
 	defer putProposal(p)
 	p.Rec = shard.Record{Kind: shard.KindACL, Cmds: [][][]byte{{[]byte(c.srv.users.File())}}}
 	errReply := ""
-	if err := c.srv.shards[0].Propose(p); err != nil { // the node's one group
+	if err := c.srv.usersGroup().Propose(p); err != nil {
 		errReply = proposeError(err)
 	} else if !c.await(p) {
 		errReply = command.ErrBusy
@@ -441,8 +447,8 @@ func (c *Client) replyUsers(ok func()) {
 // committed when it was called, and reports whether it waited: a user
 // just created elsewhere can authenticate here at once.
 func (s *Server) freshUsers() bool {
-	sh := s.shards[0]
-	if s.clustered() || sh.Lone() || sh.ReadIndex(5*time.Second) != nil {
+	sh := s.usersGroup()
+	if sh.Lone() || sh.ReadIndex(5*time.Second) != nil {
 		return false
 	}
 	s.syncUsers()
@@ -454,10 +460,7 @@ func (s *Server) freshUsers() bool {
 // users deleted lose their connections, and those whose channels were
 // revoked their subscribers.
 func (s *Server) syncUsers() {
-	if s.clustered() {
-		return
-	}
-	st := s.shards[0].Store()
+	st := s.usersGroup().Store()
 	if st.ACLGen()+1 == s.aclGen.Load() {
 		return
 	}

@@ -494,6 +494,13 @@ func (c *Client) routeGate(k *call) bool {
 	if !c.srv.clustered() {
 		return false
 	}
+	if !c.multi && changesUsers(k.cmd, k.argv) && !c.srv.meta.IsLeader() {
+		// The users are written by the metadata group's leader.
+		if addr := c.srv.meta.LeaderAddr(); addr != "" {
+			c.proxyTo(addr, k.argv)
+			return true
+		}
+	}
 	if !c.route(k.cmd, k.kind, k.argv) {
 		return true
 	}

@@ -408,6 +408,13 @@ func (s *Server) infoSection(name string, c *Client) string {
 				add(fmt.Sprintf("basalt_shard%d", i), fmt.Sprintf("slots=%s,preferred=%d,role=%s,term=%d,commit=%d,applied=%d,keys=%d",
 					formatSlots(s.topo.Shards[i].Slots), s.topo.Shards[i].Replicas[0], st.Role, st.Term, st.Commit, st.Applied, shardKeys(sh)))
 			}
+			// The metadata group, and the epoch of the topology it committed
+			// (0: none yet).
+			st, epoch := s.meta.Status(), uint64(0)
+			if t := s.committedTopology(); t != nil {
+				epoch = t.Epoch
+			}
+			add("basalt_meta", fmt.Sprintf("role=%s,term=%d,commit=%d,applied=%d,topology_epoch=%d", st.Role, st.Term, st.Commit, st.Applied, epoch))
 		}
 	case "keyspace":
 		title = "Keyspace"

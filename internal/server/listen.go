@@ -92,6 +92,13 @@ func (s *Server) Serve() error {
 	if s.host != nil {
 		go s.balanceLeaders()
 	}
+	if s.meta != nil {
+		s.wg.Add(1) // Close waits for it: it reads the metadata group's store
+		go func() {
+			defer s.wg.Done()
+			s.publishTopology()
+		}()
+	}
 	done := make(chan error, len(s.lns))
 	for _, ln := range s.lns {
 		go func() { done <- s.acceptLoop(ln) }()

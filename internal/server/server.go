@@ -44,10 +44,13 @@ type Server struct {
 	slotShard []*shard.Shard
 	slotIndex []int
 	host      *shard.Host // the shards' shared transport, in a cluster of several nodes
-	runID     string
-	start     time.Time
-	closed    chan struct{}
-	once      sync.Once
+	// meta is the node's replica of the metadata group in cluster mode
+	// (openMeta), nil outside it.
+	meta   *shard.Shard
+	runID  string
+	start  time.Time
+	closed chan struct{}
+	once   sync.Once
 
 	clients map[int64]*Client
 	hub     *Hub     // pub/sub subscriptions (pubsub.go)
@@ -127,20 +130,22 @@ func New(cfg Config) (*Server, error) {
 	// none is live before clients connect, so s is filled in below.
 	s := &Server{}
 	relay := &relay{hub: hub}
-	shards, topo, host, err := openShards(cfg, sc, command.Applier(s), relay.deliver, fds.storeFiles, func(st *store.Store) {
+	groups, err := openShards(cfg, sc, command.Applier(s), relay.deliver, fds.storeFiles, func(st *store.Store) {
 		st.SetNotify(cfg.NotifyKeyspaceEvents, relay.events(st))
 	})
 	if err != nil {
 		return nil, err
 	}
-	relay.start(host, topo, shards)
+	shards, topo := groups.shards, groups.topo
+	relay.start(groups.host, topo, shards)
 	removeSaveLeftovers(cfg.Dir) // the stores' locks say no other basalt uses dir
 	*s = Server{
 		cfg:      cfg,
 		users:    users,
 		shards:   shards,
 		topo:     topo,
-		host:     host,
+		meta:     groups.meta,
+		host:     groups.host,
 		runID:    newRunID(),
 		start:    time.Now(),
 		closed:   make(chan struct{}),
@@ -253,7 +258,11 @@ func (s *Server) Close() error {
 		}
 	}
 	s.wg.Wait()
-	return closeShards(s.shards, s.host)
+	groups := s.shards
+	if s.meta != nil {
+		groups = append(groups[:len(groups):len(groups)], s.meta)
+	}
+	return closeShards(groups, s.host)
 }
 
 // expireLoop is active expiry: ten times a second it reads the expiry index

@@ -29,26 +29,36 @@ import (
 // relay; prepare is called on each store before its group starts; storeFiles bounds the
 // files the stores keep open, together. In a cluster of several nodes the
 // groups share one transport, the host's.
-func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(channel, message []byte), storeFiles int, prepare func(*store.Store)) ([]*shard.Shard, *cluster.Topology, *shard.Host, error) {
+// nodeGroups are the Raft groups openShards starts on a node: its shards,
+// and in cluster mode its replica of the metadata group, with the topology
+// and the host they share.
+type nodeGroups struct {
+	shards []*shard.Shard
+	meta   *shard.Shard
+	topo   *cluster.Topology
+	host   *shard.Host
+}
+
+func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(channel, message []byte), storeFiles int, prepare func(*store.Store)) (*nodeGroups, error) {
 	topoPath := filepath.Join(cfg.Dir, "topology.json")
 	_, statErr := os.Stat(topoPath)
 	hasTopology := statErr == nil
 	if !cfg.ClusterEnabled {
 		if hasTopology {
-			return nil, nil, nil, fmt.Errorf("%s holds a cluster node's data (%s): start it with --cluster-enabled yes", cfg.Dir, topoPath)
+			return nil, fmt.Errorf("%s holds a cluster node's data (%s): start it with --cluster-enabled yes", cfg.Dir, topoPath)
 		}
 		sh, err := openShard(filepath.Join(cfg.Dir, "data"), store.Options{Databases: cfg.Databases, CacheSize: cfg.CacheSize, MetaCacheSize: metaCacheOption(cfg.MetaCacheSize), MaxOpenFiles: storeFiles}, sc, apply, prepare)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
-		return []*shard.Shard{sh}, nil, nil, nil
+		return &nodeGroups{shards: []*shard.Shard{sh}}, nil
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Dir, "data")); err == nil {
-		return nil, nil, nil, fmt.Errorf("%s holds the data of a node without cluster mode: start it without --cluster-enabled, or move its keys with basalt load-rdb", cfg.Dir)
+		return nil, fmt.Errorf("%s holds the data of a node without cluster mode: start it without --cluster-enabled, or move its keys with basalt load-rdb", cfg.Dir)
 	}
 	topo, err := clusterTopology(cfg)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	var host *shard.Host
 	if cfg.RaftAddr != "" {
@@ -58,7 +68,7 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(c
 		}
 		if host, err = shard.NewHost(shard.HostConfig{NodeID: topo.NodeID, RaftAddr: cfg.RaftAddr, Advertise: sc.Advertise, Secret: sc.Secret, ClusterID: sc.ClusterID,
 			ServerTLS: sc.ServerTLS, ClientTLS: sc.ClientTLS, Nodes: nodes, Relayed: relayed}); err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 	}
 	var n int64 // the shards this node holds a replica of
@@ -67,9 +77,9 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(c
 			n++
 		}
 	}
-	meta := metaCacheOption(cfg.MetaCacheSize)
-	if meta > 0 {
-		meta = max(meta/n, 1<<20)
+	metaCache := metaCacheOption(cfg.MetaCacheSize)
+	if metaCache > 0 {
+		metaCache = max(metaCache/n, 1<<20)
 	}
 	var shards []*shard.Shard
 	for _, ts := range topo.Shards {
@@ -86,15 +96,45 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(c
 				c.Peers[transport.ReplicaID(uint32(ts.Index), id)] = topo.Node(id).RaftAddr
 			}
 		}
-		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: meta, Slots: ts.Slots,
+		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: metaCache, Slots: ts.Slots,
 			MaxOpenFiles: max(storeFiles/int(n), minStoreFiles)}, c, apply, prepare)
 		if err != nil {
 			closeShards(shards, host)
-			return nil, nil, nil, fmt.Errorf("shard %d: %w", ts.Index, err)
+			return nil, fmt.Errorf("shard %d: %w", ts.Index, err)
 		}
 		shards = append(shards, sh)
 	}
-	return shards, topo, host, nil
+	meta, err := openMeta(cfg, sc, apply, topo, host)
+	if err != nil {
+		closeShards(shards, host)
+		return nil, err
+	}
+	return &nodeGroups{shards: shards, meta: meta, topo: topo, host: host}, nil
+}
+
+// metaGroup is the Raft group of the cluster's metadata: no shard has it.
+const metaGroup = 1<<32 - 2
+
+// openMeta starts the node's replica of the metadata group: a group with
+// no slots and a replica on every node, whose store holds what belongs to
+// the whole cluster and has no shard to live in: the topology (publishTopology)
+// and the ACL users (acl_cmd.go). Its records are few and small, so its
+// store gets a small cache.
+func openMeta(cfg Config, sc shard.Config, apply shard.Applier, topo *cluster.Topology, host *shard.Host) (*shard.Shard, error) {
+	dir := filepath.Join(cfg.Dir, "meta")
+	sc.RaftDir, sc.Host = filepath.Join(dir, "raft"), host
+	sc.ID = transport.ReplicaID(metaGroup, topo.NodeID)
+	sc.Peers = map[uint64]string{}
+	for _, n := range topo.Nodes {
+		if n.ID != topo.NodeID {
+			sc.Peers[transport.ReplicaID(metaGroup, n.ID)] = n.RaftAddr
+		}
+	}
+	sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: 8 << 20, MaxOpenFiles: minStoreFiles}, sc, apply, func(*store.Store) {})
+	if err != nil {
+		return nil, fmt.Errorf("metadata group: %w", err)
+	}
+	return sh, nil
 }
 
 // clusterTopology reads the node's topology, or computes and writes it at
@@ -277,3 +317,47 @@ func (s *Server) group() *shard.Shard { return s.shards[0] }
 
 // databases is how many databases a client may SELECT.
 func (s *Server) databases() int { return s.group().Store().Databases() }
+
+// publishTopology writes the node's topology into the metadata group, by
+// whichever node leads the group first, unless the group has one: from
+// then on the cluster's topology is one committed value, the same on
+// every node, which the changes to come (nodes joining, slots moving) will
+// replace in one write each, with a higher epoch.
+func (s *Server) publishTopology() {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if s.committedTopology() != nil {
+			return
+		}
+		if s.meta.IsLeader() {
+			p := shard.NewProposal(shard.Record{Kind: shard.KindTopology, Cmds: [][][]byte{{s.topo.Shared()}}}, 2)
+			if s.meta.Propose(p) == nil {
+				<-p.Done
+			}
+		}
+		select {
+		case <-s.closed:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// committedTopology is the topology the metadata group's log committed and
+// this node's replica applied, nil if none yet (or unreadable, which is
+// logged).
+func (s *Server) committedTopology() *cluster.Topology {
+	tx := s.meta.Store().ReadTx(0, nowMs(), false)
+	defer tx.Close()
+	b, ok := tx.Topology()
+	if !ok {
+		return nil
+	}
+	t, err := cluster.ParseShared(b, s.topo.NodeID)
+	if err != nil {
+		slog.Error("the metadata group's topology", "err", err)
+		return nil
+	}
+	return t
+}

@@ -18,6 +18,7 @@ const (
 	KindPublish                   // PUBLISH in a cluster: each node delivers Cmds[0] = {channel, message[, origin]} to its subscribers
 	KindExpireDue                 // active expiry: Cmds[0] lists expiry index entries that are due (store.Tx.ExpireDue)
 	KindACL                       // the ACL users after ACL SETUSER, DELUSER or LOAD: Cmds[0][0] is their ACL file
+	KindTopology                  // the cluster's topology, in the metadata group: Cmds[0][0] is its JSON
 )
 
 // Record is one entry of the log: everything needed to apply a write

@@ -77,20 +77,27 @@ func TestACLReplicated(t *testing.T) {
 	eventually(t, d, "+OK", "AUTH", "dpw")
 	expect(t, d.Do("SET", "k", "v"), "+OK")
 
-	// A connection that authenticated before the deletion reached its
-	// node is closed then: each try dials anew.
+	authRefused(t, c, "app", "pw")
+}
+
+// authRefused checks that every node of c soon refuses user's password:
+// a node refuses it once it has applied the change that deleted the user.
+// A connection that authenticated before that is closed then, so each
+// try dials anew.
+func authRefused(t *testing.T, c *testutil.Cluster, user, pass string) {
+	t.Helper()
 	for _, n := range c.Nodes {
 		var r testutil.Reply
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			conn := testutil.Dial(t, n.Addr)
-			r = conn.Do("AUTH", "app", "pw")
+			r = conn.Do("AUTH", user, pass)
 			conn.Close()
 			if r.IsError() {
 				break
 			}
 		}
 		if r.String() != "-WRONGPASS invalid username-password pair or user is disabled." {
-			t.Errorf("AUTH app on %s after DELUSER: %v", n.Addr, r)
+			t.Errorf("AUTH %s on %s after DELUSER: %v", user, n.Addr, r)
 		}
 	}
 }
@@ -116,4 +123,61 @@ func TestProtectedModeACLUser(t *testing.T) {
 	if got := n.send(t, at, "PING\r\n"); got != "-NOAUTH Authentication required.\r\n" {
 		t.Errorf("once the default user is not nopass: %q", got)
 	}
+}
+
+// TestACLShardedCluster: in cluster mode the users live in the metadata
+// group, which every node holds (the shards need not be on every node):
+// a user created on a node that does not lead that group works on every
+// node and after a restart, and its deletion on another node reaches all.
+// The group has also committed the topology, the same on every node.
+func TestACLShardedCluster(t *testing.T) {
+	c := testutil.StartNodes(t, 4, "--cluster-enabled", "yes", "--cluster-shards", "4", "--cluster-replicas", "2")
+	c.WaitBalanced(t, 20*time.Second, 1)
+	metaLeader := -1
+	for i, n := range c.Nodes {
+		conn := testutil.Dial(t, n.Addr)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			info := conn.Do("INFO", "cluster").Str
+			if strings.Contains(info, "topology_epoch=1\r\n") {
+				if strings.Contains(info, "basalt_meta:role=leader,") {
+					metaLeader = i
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d: no committed topology: %s", i+1, info)
+			}
+		}
+		conn.Close()
+	}
+	if metaLeader < 0 {
+		t.Fatal("no node leads the metadata group")
+	}
+	other := (metaLeader + 1) % len(c.Nodes)
+	third := (metaLeader + 2) % len(c.Nodes)
+	o := testutil.Dial(t, c.Nodes[other].Addr)
+	expect(t, o.Do("ACL", "SETUSER", "app", "on", ">pw", "~app:*", "+@all"), "+OK")
+	for i, n := range c.Nodes {
+		conn := testutil.Dial(t, n.Addr)
+		expect(t, conn.Do("AUTH", "app", "pw"), "+OK")
+		if r := conn.Do("GET", "other"); !strings.HasPrefix(r.Str, "NOPERM") {
+			t.Errorf("node %d: GET other as app: %v", i+1, r)
+		}
+		conn.Close()
+	}
+
+	// A restart finds the users in the metadata group's store.
+	if err := c.Nodes[other].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes[other].Restart(t)
+	eventually(t, testutil.Dial(t, c.Nodes[other].Addr), "+OK", "AUTH", "app", "pw")
+
+	idle := testutil.Dial(t, c.Nodes[metaLeader].Addr)
+	expect(t, idle.Do("AUTH", "app", "pw"), "+OK")
+	expect(t, testutil.Dial(t, c.Nodes[third].Addr).Do("ACL", "DELUSER", "app"), ":1")
+	if _, err := idle.ReadErr(); err == nil || os.IsTimeout(err) {
+		t.Errorf("a deleted user's idle connection stays open (%v)", err)
+	}
+	authRefused(t, c, "app", "pw")
 }
