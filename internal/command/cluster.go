@@ -1,5 +1,7 @@
 package command
 
+import "sync/atomic"
+
 // CLUSTER and ASKING: their table entries, as Redis 7.0 declares them
 // (flags, arity, categories, tips); the handlers are in package server
 // (internal/server/cluster.go), since they answer from the node's topology.
@@ -44,3 +46,11 @@ func init() {
 		&Command{Name: "asking", Arity: 1, Flags: Conn | Fast, Categories: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Sent by cluster clients after an -ASK redirect"},
 	)
 }
+
+// configuredDatabases is the databases setting in cluster mode, where
+// the store holds one: COPY ... DB n checks n against it first, as Redis
+// does (its dbnum stays the setting's in cluster mode).
+var configuredDatabases atomic.Int64
+
+// SetClusterDatabases sets the databases setting for cluster mode.
+func SetClusterDatabases(n int) { configuredDatabases.Store(int64(n)) }

@@ -162,7 +162,10 @@ func renameGeneric(c *Ctx, nx bool) {
 
 // dbIndex parses a database index as Redis's getIntFromObjectOrReply does,
 // then checks it against the number of databases.
-func dbIndex(c *Ctx, arg []byte) (int, bool) {
+func dbIndex(c *Ctx, arg []byte) (int, bool) { return dbIndexOf(c, arg, c.Tx.Databases()) }
+
+// dbIndexOf is dbIndex against databases databases.
+func dbIndexOf(c *Ctx, arg []byte, databases int) (int, bool) {
 	n, ok := num.ParseInt(arg)
 	if !ok {
 		c.W.Error(ErrNotInt)
@@ -172,7 +175,7 @@ func dbIndex(c *Ctx, arg []byte) (int, bool) {
 		c.W.Error(errIntRange)
 		return 0, false
 	}
-	if n < 0 || n >= int64(c.Tx.Databases()) {
+	if n < 0 || n >= int64(databases) {
 		c.W.Error(ErrDBIndex)
 		return 0, false
 	}
@@ -188,13 +191,13 @@ func cmdCopy(c *Ctx) {
 		case opt == "replace":
 			replace = true
 		case opt == "db" && i+1 < len(c.Args) && c.Tx.Clustered():
-			// Redis checks this after the options: one database in cluster mode.
-			if n, ok := num.ParseInt(c.Args[i+1]); !ok {
-				c.W.Error(ErrNotInt)
+			// As Redis: n is checked against databases (one database is
+			// held, the setting counts), then after the options refused.
+			db, ok := dbIndexOf(c, c.Args[i+1], int(configuredDatabases.Load()))
+			if !ok {
 				return
-			} else if n != 0 {
-				toOther = true
 			}
+			toOther = toOther || db != 0
 			i++
 		case opt == "db" && i+1 < len(c.Args):
 			db, ok := dbIndex(c, c.Args[i+1])

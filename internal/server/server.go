@@ -123,6 +123,7 @@ func New(cfg Config) (*Server, error) {
 	sc.ServerTLS, sc.ClientTLS = raftServerTLS, raftClientTLS
 	command.SetScriptTimeLimit(cfg.LuaTimeLimit)
 	command.SetScriptMaxMemory(cfg.LuaMaxMemory)
+	command.SetClusterDatabases(cfg.Databases)
 	applyStreamNodeMax(nil, cfg)
 	origins := newOrigins(sc.ID)
 	sc.Published = origins.published

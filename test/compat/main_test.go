@@ -52,7 +52,6 @@ var shardSkips = map[string]string{
 	"TestPubSub/SubscribeUnsubscribeCounts":            "shard channels of several slots",
 	"TestPubSub/Introspection":                         "shard channels of several slots",
 	"TestStreamBlocking/XReadGroupUnblockedByDeletion": "SWAPDB",
-	"TestKeys/Copy":                                    "COPY ... DB n checks n against one database, Redis against databases (16)",
 	"TestScriptBusy/Kill":                              "a busy script holds its shard; writes to other shards go on (docs/cluster.md)",
 	"TestScriptBusy/Unkillable":                        "a busy script holds its shard; writes to other shards go on (docs/cluster.md)",
 	"TestTracking/Default":                             "FLUSHALL invalidates once per shard",
