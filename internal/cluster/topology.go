@@ -209,11 +209,16 @@ func LoadOrCreateTopology(dir string, create func() (*Topology, error)) (t *Topo
 	if err := t.check(); err != nil {
 		return nil, false, err
 	}
-	b, _ = json.MarshalIndent(t, "", "  ")
-	if err := writeFileSynced(path, b); err != nil {
+	if err := SaveTopology(dir, t); err != nil {
 		return nil, false, err
 	}
 	return t, true, nil
+}
+
+// SaveTopology writes t as dir's topology, replacing the one there.
+func SaveTopology(dir string, t *Topology) error {
+	b, _ := json.MarshalIndent(t, "", "  ")
+	return writeFileSynced(filepath.Join(dir, topologyFile), b)
 }
 
 // check verifies that every slot is served by exactly one shard.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -71,6 +72,30 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(c
 			return nil, err
 		}
 	}
+	// The metadata group's committed topology is the cluster's; the file
+	// is what a new cluster starts from, and a copy of the last one seen.
+	meta, err := openMeta(cfg, sc, apply, topo, host)
+	if err != nil {
+		if host != nil {
+			host.Close()
+		}
+		return nil, err
+	}
+	// What the node's log committed before it stopped is applied first (a
+	// replica that applied nothing yet has seen no topology but the first).
+	if meta.Applied() > 0 {
+		if err := meta.WaitApplied(meta.Status().Commit, time.After(5*time.Second)); err != nil {
+			slog.Warn("metadata group: the topology file is used", "err", err)
+		}
+	}
+	if committed := committedTopology(meta, topo.NodeID); committed != nil && !bytes.Equal(committed.Shared(), topo.Shared()) {
+		slog.Warn("the topology in the data directory differs from the cluster's: the cluster's is taken", "file_epoch", topo.Epoch, "epoch", committed.Epoch)
+		if err := cluster.SaveTopology(cfg.Dir, committed); err != nil {
+			closeShards([]*shard.Shard{meta}, host)
+			return nil, err
+		}
+		topo = committed
+	}
 	var n int64 // the shards this node holds a replica of
 	for _, ts := range topo.Shards {
 		if ts.Hosts(topo.NodeID) {
@@ -99,15 +124,10 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(c
 		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: metaCache, Slots: ts.Slots,
 			MaxOpenFiles: max(storeFiles/int(n), minStoreFiles)}, c, apply, prepare)
 		if err != nil {
-			closeShards(shards, host)
+			closeShards(append(shards, meta), host)
 			return nil, fmt.Errorf("shard %d: %w", ts.Index, err)
 		}
 		shards = append(shards, sh)
-	}
-	meta, err := openMeta(cfg, sc, apply, topo, host)
-	if err != nil {
-		closeShards(shards, host)
-		return nil, err
 	}
 	return &nodeGroups{shards: shards, meta: meta, topo: topo, host: host}, nil
 }
@@ -348,13 +368,19 @@ func (s *Server) publishTopology() {
 // this node's replica applied, nil if none yet (or unreadable, which is
 // logged).
 func (s *Server) committedTopology() *cluster.Topology {
-	tx := s.meta.Store().ReadTx(0, nowMs(), false)
+	return committedTopology(s.meta, s.topo.NodeID)
+}
+
+// committedTopology is the topology meta's store holds, as node me sees
+// it.
+func committedTopology(meta *shard.Shard, me uint64) *cluster.Topology {
+	tx := meta.Store().ReadTx(0, nowMs(), false)
 	defer tx.Close()
 	b, ok := tx.Topology()
 	if !ok {
 		return nil
 	}
-	t, err := cluster.ParseShared(b, s.topo.NodeID)
+	t, err := cluster.ParseShared(b, me)
 	if err != nil {
 		slog.Error("the metadata group's topology", "err", err)
 		return nil

@@ -1,8 +1,12 @@
 package cluster
 
 import (
+	"bytes"
+	"encoding/json"
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,12 +129,13 @@ func TestProtectedModeACLUser(t *testing.T) {
 	}
 }
 
-// TestACLShardedCluster: in cluster mode the users live in the metadata
-// group, which every node holds (the shards need not be on every node):
-// a user created on a node that does not lead that group works on every
-// node and after a restart, and its deletion on another node reaches all.
-// The group has also committed the topology, the same on every node.
-func TestACLShardedCluster(t *testing.T) {
+// TestMetadataGroup: in cluster mode the users and the topology live in
+// the metadata group, which every node holds (the shards need not be on
+// every node). A user created on a node that does not lead that group
+// works on every node and after a restart, and its deletion on another
+// node reaches all. The group commits the topology, the same on every
+// node, and a node whose topology.json says otherwise takes the cluster's.
+func TestMetadataGroup(t *testing.T) {
 	c := testutil.StartNodes(t, 4, "--cluster-enabled", "yes", "--cluster-shards", "4", "--cluster-replicas", "2")
 	c.WaitBalanced(t, 20*time.Second, 1)
 	metaLeader := -1
@@ -166,12 +171,46 @@ func TestACLShardedCluster(t *testing.T) {
 		conn.Close()
 	}
 
-	// A restart finds the users in the metadata group's store.
+	// A restart finds the users in the metadata group's store, and the
+	// cluster's topology over a changed file: the shards' preferred
+	// leaders reversed.
+	preferred := func() string {
+		var out []string
+		for _, l := range strings.Split(testutil.Dial(t, c.Nodes[other].Addr).Do("INFO", "cluster").Str, "\r\n") {
+			if slots, rest, ok := strings.Cut(l, ",preferred="); ok && strings.HasPrefix(l, "basalt_shard") {
+				out = append(out, slots+" "+strings.Split(rest, ",")[0])
+			}
+		}
+		return strings.Join(out, "; ")
+	}
+	before := preferred()
 	if err := c.Nodes[other].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(c.Nodes[other].Dir, "topology.json")
+	original, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var topo map[string]any
+	if err := json.Unmarshal(original, &topo); err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range topo["shards"].([]any) {
+		slices.Reverse(sh.(map[string]any)["replicas"].([]any))
+	}
+	changed, _ := json.Marshal(topo)
+	if err := os.WriteFile(file, changed, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c.Nodes[other].Restart(t)
 	eventually(t, testutil.Dial(t, c.Nodes[other].Addr), "+OK", "AUTH", "app", "pw")
+	if after := preferred(); after != before {
+		t.Errorf("after a restart with a changed topology.json, the shards' preferred leaders are %s, want the cluster's %s", after, before)
+	}
+	if now, _ := os.ReadFile(file); !bytes.Equal(now, original) {
+		t.Errorf("topology.json was not written back to the cluster's:\n%s\nwant\n%s", now, original)
+	}
 
 	idle := testutil.Dial(t, c.Nodes[metaLeader].Addr)
 	expect(t, idle.Do("AUTH", "app", "pw"), "+OK")
