@@ -10,6 +10,7 @@ import (
 	"basalt/internal/command"
 	"basalt/internal/num"
 	"basalt/internal/resp"
+	"basalt/internal/shard"
 	"basalt/internal/transport"
 )
 
@@ -164,7 +165,7 @@ func (s *Server) leaderAddr(i int) string {
 		return sh.LeaderAddr()
 	}
 	if id := s.leaderOf(i); id != 0 {
-		return s.host.Transport().Advertised(id)
+		return s.host.ClientAddr(id).Forward
 	}
 	return ""
 }
@@ -228,23 +229,72 @@ func (s *Server) nodeUp(id uint64) bool {
 	return false
 }
 
-// nodeAddr is where clients reach node id: ip and port, "" if unknown.
+// nodeAddr is where this client reaches node id: ip and port, "" if
+// unknown.
 func (c *Client) nodeAddr(id uint64) (ip string, port int) {
+	a := c.clientAddr(id)
+	return a.Host, c.clientPort(a)
+}
+
+// clientAddr is node id's client address; this node's host is the one
+// the client reached.
+func (c *Client) clientAddr(id uint64) shard.ClientAddr {
 	if id == c.srv.topo.NodeID {
-		if a, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
-			return a.IP.String(), clientPort(c.srv.config())
+		a := advertised(c.srv.config())
+		if la, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
+			a.Host = la.IP.String()
 		}
-		return c.srv.config().Bind, clientPort(c.srv.config())
+		return a
 	}
 	if c.srv.host == nil {
-		return "", 0
+		return shard.ClientAddr{}
 	}
-	host, p, err := net.SplitHostPort(c.srv.host.Transport().Advertised(id))
-	if err != nil {
-		return "", 0
+	return c.srv.host.ClientAddr(id)
+}
+
+// clientPort is the port of a node this client can use: the TLS port for
+// a TLS client and the plain one for a plain client when the node has
+// both, as Redis's getNodeClientPort does with tls-cluster (without it,
+// Redis 7.0 knows only plain ports; docs/operations.md).
+func (c *Client) clientPort(a shard.ClientAddr) int {
+	if _, isTLS := c.nc.(tlsConn); isTLS && a.TLSPort != 0 || a.Port == 0 {
+		return a.TLSPort
 	}
-	port, _ = strconv.Atoi(p)
-	return host, port
+	return a.Port
+}
+
+// movedAddr is the address MOVED gives this client for shard i's
+// leader: its host and the port of the client's kind ("" if unknown).
+func (c *Client) movedAddr(i int) string {
+	id := c.srv.leaderOf(i)
+	if id == 0 {
+		return ""
+	}
+	ip, port := c.nodeAddr(id)
+	if ip == "" {
+		return ""
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(port))
+}
+
+// namedPort is a port CLUSTER SHARDS lists, under its name.
+type namedPort struct {
+	name string
+	port int
+}
+
+// shardsPorts are the ports CLUSTER SHARDS lists for a node: its plain
+// port and its TLS port, those it has, as Redis's
+// addNodeDetailsToShardReply.
+func shardsPorts(a shard.ClientAddr) []namedPort {
+	var out []namedPort
+	if a.Port != 0 || a.TLSPort == 0 {
+		out = append(out, namedPort{"port", a.Port})
+	}
+	if a.TLSPort != 0 {
+		out = append(out, namedPort{"tls-port", a.TLSPort})
+	}
+	return out
 }
 
 // ledSlots are the slots of the shards node id leads, adjacent ranges
@@ -364,10 +414,6 @@ func (c *Client) clusterSlots(w *resp.Writer) {
 
 func (c *Client) clusterShards(w *resp.Writer) {
 	entries := c.srv.slotGroups()
-	portField := "port"
-	if announcesTLS(c.srv.config()) {
-		portField = "tls-port" // as Redis's in a TLS cluster
-	}
 	w.ArrayLen(len(entries))
 	for _, e := range entries {
 		w.MapLen(2)
@@ -380,23 +426,26 @@ func (c *Client) clusterShards(w *resp.Writer) {
 		w.BulkString("nodes")
 		w.ArrayLen(len(e.nodes))
 		for k, id := range e.nodes {
-			ip, port := c.nodeAddr(id)
+			a := c.clientAddr(id)
 			role, health := "master", "online"
 			if k > 0 {
 				role = "replica"
 			}
-			if ip == "" || !c.srv.nodeUp(id) {
+			if a.Host == "" || !c.srv.nodeUp(id) {
 				health = "fail"
 			}
-			w.MapLen(7)
+			ports := shardsPorts(a)
+			w.MapLen(6 + len(ports))
 			w.BulkString("id")
 			w.BulkString(c.srv.topo.Node(id).Name)
-			w.BulkString(portField)
-			w.Int(int64(port))
+			for _, p := range ports {
+				w.BulkString(p.name)
+				w.Int(int64(p.port))
+			}
 			w.BulkString("ip")
-			w.BulkString(ip)
+			w.BulkString(a.Host)
 			w.BulkString("endpoint")
-			w.BulkString(ip)
+			w.BulkString(a.Host)
 			w.BulkString("role")
 			w.BulkString(role)
 			w.BulkString("replication-offset")

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"basalt/internal/shard"
 	"basalt/internal/transport"
 )
 
@@ -243,20 +245,23 @@ func (s *Server) handshake(tc tlsConn) bool {
 	return true
 }
 
-// announcesTLS is when a node gives its peers and cluster clients its TLS
-// port rather than its plain one: with tls-cluster, as Redis's
+// announcesTLS is when a node gives its peers its TLS port to forward
+// to rather than its plain one: with tls-cluster, as Redis's
 // deriveAnnouncedPorts, or when it has no plain port. Nodes then forward
 // to each other over TLS too (dialNode).
 func announcesTLS(cfg Config) bool {
 	return cfg.TLSPort != 0 && (cfg.TLSCluster || cfg.Port == 0)
 }
 
-// clientPort is the client port a node announces.
-func clientPort(cfg Config) int {
+// advertised is the client address a node gives its peers: the port
+// they forward to, and both its ports, so that cluster replies give each
+// client the port of its own kind (Client.clientPort).
+func advertised(cfg Config) shard.ClientAddr {
+	host, port := advertisedHost(cfg.Bind), cfg.Port
 	if announcesTLS(cfg) {
-		return cfg.TLSPort
+		port = cfg.TLSPort
 	}
-	return cfg.Port
+	return shard.ClientAddr{Forward: net.JoinHostPort(host, strconv.Itoa(port)), Host: host, Port: cfg.Port, TLSPort: cfg.TLSPort}
 }
 
 // dialNode connects to another node's announced client port, over TLS
