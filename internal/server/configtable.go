@@ -76,7 +76,6 @@ const (
 	notLazy     = "basalt already deletes big keys in O(1) for the caller (range deletions)"
 	notDefrag   = "basalt's memory is Go's heap and Pebble's cache; there is no allocator to defragment"
 	notTLSCache = "Go's TLS resumes sessions with tickets, which need no server-side cache; tls-session-caching no turns them off"
-	notTLSPass  = "basalt reads unencrypted private keys only"
 	notTLSOrder = "Go's TLS chooses the cipher suite itself, by what the hardware accelerates"
 	notTLSDH    = "Go's TLS exchanges keys with elliptic curves only: no DH parameters are needed"
 	notModules  = "basalt has no module API"
@@ -313,10 +312,10 @@ var params = []param{
 	{name: "tls-session-caching", kind: boolParam, def: "yes", ptr: func(c *Config) any { return &c.TLSSessionCaching }, try: tryTLS},
 	{name: "tls-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCertFile }, try: tryTLS},
 	{name: "tls-key-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSKeyFile }, try: tryTLS},
-	{name: "tls-key-file-pass", kind: stringParam, unused: notTLSPass},
+	{name: "tls-key-file-pass", kind: stringParam, ptr: func(c *Config) any { return &c.TLSKeyFilePass }, try: tryTLS},
 	{name: "tls-client-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientCertFile }, try: tryTLS},
 	{name: "tls-client-key-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientKeyFile }, try: tryTLS},
-	{name: "tls-client-key-file-pass", kind: stringParam, unused: notTLSPass},
+	{name: "tls-client-key-file-pass", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientKeyFilePass }, try: tryTLS},
 	{name: "tls-dh-params-file", kind: stringParam, unused: notTLSDH},
 	{name: "tls-ca-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCAFile }, try: tryTLS},
 	{name: "tls-ca-cert-dir", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCADir }, try: tryTLS},

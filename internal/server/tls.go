@@ -46,8 +46,8 @@ const tlsHandshakeTimeout = 10 * time.Second
 func tlsInUse(cfg Config) bool { return cfg.TLSPort != 0 || cfg.TLSCluster }
 
 func certFiles(cfg Config) transport.CertFiles {
-	return transport.CertFiles{Cert: cfg.TLSCertFile, Key: cfg.TLSKeyFile,
-		ClientCert: cfg.TLSClientCertFile, ClientKey: cfg.TLSClientKeyFile,
+	return transport.CertFiles{Cert: cfg.TLSCertFile, Key: cfg.TLSKeyFile, KeyPass: cfg.TLSKeyFilePass,
+		ClientCert: cfg.TLSClientCertFile, ClientKey: cfg.TLSClientKeyFile, ClientKeyPass: cfg.TLSClientKeyFilePass,
 		CAFile: cfg.TLSCAFile, CADir: cfg.TLSCADir}
 }
 
