@@ -90,7 +90,7 @@ const (
 var params = []param{
 	// Network and clients.
 	{name: "bind", kind: specialParam, def: "127.0.0.1", flags: immutable | multiArg, set: setBind, get: func(c *Config) string { return c.Bind }},
-	{name: "port", kind: intParam, max: 65535, def: "6379", flags: immutable, ptr: func(c *Config) any { return &c.Port }},
+	{name: "port", kind: intParam, max: 65535, def: "6379", ptr: func(c *Config) any { return &c.Port }, try: tryPorts},
 	{name: "unixsocket", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.UnixSocket }},
 	{name: "unixsocketperm", kind: octalParam, max: 0o777, def: "0", flags: immutable, ptr: func(c *Config) any { return &c.UnixSocketPerm }},
 	{name: "timeout", kind: intParam, max: intMax, def: "0", ptr: func(c *Config) any { return &c.Timeout }, apply: func(s *Server, c Config) { s.applyNetConfig(c) }},
@@ -302,7 +302,7 @@ var params = []param{
 	// TLS (tls.go): tls-port serves clients, tls-cluster the Raft traffic.
 	// CONFIG SET of the files and settings reloads them (tryTLS), or
 	// refuses and keeps those in use.
-	{name: "tls-port", kind: intParam, max: 65535, def: "0", flags: immutable, ptr: func(c *Config) any { return &c.TLSPort }},
+	{name: "tls-port", kind: intParam, max: 65535, def: "0", ptr: func(c *Config) any { return &c.TLSPort }, try: tryPorts},
 	{name: "tls-session-cache-size", kind: intParam, max: intMax, def: "20480", unused: notTLSCache},
 	{name: "tls-session-cache-timeout", kind: intParam, max: intMax, def: "300", unused: notTLSCache},
 	{name: "tls-cluster", kind: boolParam, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.TLSCluster }},

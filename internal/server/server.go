@@ -31,8 +31,8 @@ type Server struct {
 	// the store's ACLGen the users were last loaded at (0: load again).
 	aclMu  sync.Mutex
 	aclGen atomic.Uint64
-	lns    []net.Listener // listen.go
-	tls    *serverTLS     // tls-port and tls-cluster's certificates (tls.go), nil without TLS
+	lns    listeners                 // listen.go
+	tls    atomic.Pointer[serverTLS] // tls-port and tls-cluster's certificates (tls.go), nil without TLS
 	// shards are the Raft groups this node holds a replica of (shards.go):
 	// one without cluster mode; with it, each serves the slots topo gives
 	// it. shardAt is the node's replica of each of topo's shards (nil: held
@@ -149,9 +149,9 @@ func New(cfg Config) (*Server, error) {
 		relay:    relay,
 		origins:  origins,
 		shutdown: make(chan struct{}),
-		tls:      tlsState,
 	}
 	s.refusedLog.Period = refusedLogEvery
+	s.tls.Store(tlsState)
 	if topo != nil {
 		s.shardAt = make([]*shard.Shard, len(topo.Shards))
 		for _, sh := range shards {

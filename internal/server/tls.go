@@ -74,18 +74,52 @@ func newServerTLS(cfg Config) (*serverTLS, error) {
 // tryTLS applies CONFIG SET of a tls-* setting: the files are read again
 // even if unchanged; on an error nothing changes and the error is Redis's.
 func tryTLS(s *Server, cfg Config) error {
-	if s.tls == nil {
+	t := s.tls.Load()
+	if t == nil {
 		return nil // kept for CONFIG GET, as Redis does while TLS is off
 	}
 	set, err := parseTLSSettings(cfg)
 	if err == nil {
-		err = s.tls.certs.Use(certFiles(cfg))
+		err = t.certs.Use(certFiles(cfg))
 	}
 	if err != nil {
 		slog.Warn("TLS configuration not updated", "err", err)
-		return errors.New("Unable to update TLS configuration. Check server logs.")
+		return errTLSNotUpdated
 	}
-	s.tls.settings.Store(set)
+	t.settings.Store(set)
+	return nil
+}
+
+var errTLSNotUpdated = errors.New("Unable to update TLS configuration. Check server logs.")
+
+// tryPorts applies CONFIG SET port and tls-port (s.cfg is the config
+// before the set): the listeners move (movePort), TLS being configured
+// first if it was off, as Redis's applyTLSPort does. A node with peers
+// keeps its ports: they learn its client address when they connect
+// (shard.ClientAddr), so a port changed under them would send their
+// forwards and MOVEDs to a closed port.
+func tryPorts(s *Server, cfg Config) error {
+	if cfg.RaftAddr != "" {
+		if cfg.Port != s.cfg.Port || cfg.TLSPort != s.cfg.TLSPort {
+			return errors.New("a node with a raft-addr keeps its client ports: its peers learn them when they connect; restart it with the new ports")
+		}
+		return nil
+	}
+	if cfg.TLSPort != 0 && s.tls.Load() == nil {
+		t, err := newServerTLS(cfg)
+		if err != nil {
+			slog.Warn("TLS not configured", "err", err)
+			return errTLSNotUpdated
+		}
+		s.tls.Store(t)
+	}
+	if err := s.movePort(cfg.Bind, cfg.Port, false); err != nil {
+		return err
+	}
+	if err := s.movePort(cfg.Bind, cfg.TLSPort, true); err != nil {
+		s.movePort(cfg.Bind, s.cfg.Port, false) // back, as Redis restores a failed set
+		return err
+	}
 	return nil
 }
 
@@ -269,8 +303,8 @@ func advertised(cfg Config) shard.ClientAddr {
 // (tls-client-cert-file, or tls-cert-file).
 func (s *Server) dialNode(addr string, timeout time.Duration) (net.Conn, error) {
 	d := &net.Dialer{Timeout: timeout}
-	if s.tls != nil && announcesTLS(s.config()) {
-		return tls.DialWithDialer(d, "tcp", addr, s.tls.dial)
+	if t := s.tls.Load(); t != nil && announcesTLS(s.config()) {
+		return tls.DialWithDialer(d, "tcp", addr, t.dial)
 	}
 	return d.Dial("tcp", addr)
 }

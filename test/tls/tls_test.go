@@ -242,9 +242,6 @@ func TestTLSOnly(t *testing.T) {
 	if !strings.Contains(info, "tcp_port:"+strconv.Itoa(p.Port)+"\r\n") {
 		t.Errorf("INFO server's tcp_port is not the TLS port %d", p.Port)
 	}
-	if err := rc.ConfigSet(ctx, "tls-port", "1").Err(); err == nil || !strings.Contains(err.Error(), "can't set immutable config") {
-		t.Errorf("CONFIG SET tls-port: %v", err)
-	}
 	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
