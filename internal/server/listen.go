@@ -151,13 +151,6 @@ func (s *Server) movePort(bind string, port int, secure bool) error {
 	return nil
 }
 
-// Addr is the first address the server listens on.
-func (s *Server) Addr() net.Addr {
-	s.lns.mu.Lock()
-	defer s.lns.mu.Unlock()
-	return s.lns.all[0].Addr()
-}
-
 // Addrs are all the addresses the server listens on.
 func (s *Server) Addrs() []string {
 	s.lns.mu.Lock()

@@ -298,6 +298,70 @@ func advertised(cfg Config) shard.ClientAddr {
 	return shard.ClientAddr{Forward: net.JoinHostPort(host, strconv.Itoa(port)), Host: host, Port: cfg.Port, TLSPort: cfg.TLSPort}
 }
 
+// In a cluster each client is given the ports of its own kind (docs/
+// operations.md#tls): cluster.go's replies and MOVED take them from here.
+
+// clientAddr is node id's client address; this node's host is the one
+// the client reached.
+func (c *Client) clientAddr(id uint64) shard.ClientAddr {
+	if id == c.srv.topo.NodeID {
+		a := advertised(c.srv.config())
+		if la, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
+			a.Host = la.IP.String()
+		}
+		return a
+	}
+	if c.srv.host == nil {
+		return shard.ClientAddr{}
+	}
+	return c.srv.host.ClientAddr(id)
+}
+
+// clientPort is the port of a node this client can use: the TLS port for
+// a TLS client and the plain one for a plain client when the node has
+// both, as Redis's getNodeClientPort does with tls-cluster (without it,
+// Redis 7.0 knows only plain ports; docs/operations.md).
+func (c *Client) clientPort(a shard.ClientAddr) int {
+	if _, isTLS := c.nc.(tlsConn); isTLS && a.TLSPort != 0 || a.Port == 0 {
+		return a.TLSPort
+	}
+	return a.Port
+}
+
+// movedAddr is the address MOVED gives this client for shard i's
+// leader: its host and the port of the client's kind ("" if unknown).
+func (c *Client) movedAddr(i int) string {
+	id := c.srv.leaderOf(i)
+	if id == 0 {
+		return ""
+	}
+	ip, port := c.nodeAddr(id)
+	if ip == "" {
+		return ""
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(port))
+}
+
+// namedPort is a port CLUSTER SHARDS lists, under its name.
+type namedPort struct {
+	name string
+	port int
+}
+
+// shardsPorts are the ports CLUSTER SHARDS lists for a node: its plain
+// port and its TLS port, those it has, as Redis's
+// addNodeDetailsToShardReply.
+func shardsPorts(a shard.ClientAddr) []namedPort {
+	var out []namedPort
+	if a.Port != 0 || a.TLSPort == 0 {
+		out = append(out, namedPort{"port", a.Port})
+	}
+	if a.TLSPort != 0 {
+		out = append(out, namedPort{"tls-port", a.TLSPort})
+	}
+	return out
+}
+
 // dialNode connects to another node's announced client port, over TLS
 // when ports announced are TLS ones, showing this node's certificate
 // (tls-client-cert-file, or tls-cert-file).
