@@ -2,6 +2,7 @@ package tlstest
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -110,3 +111,30 @@ func TestEncryptedKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestEncryptedKeysDiff: CONFIG SET and GET of the passwords against
+// redis-server with the same encrypted keys: a wrong or empty password is
+// refused, the right one and another key with it are taken.
+func TestEncryptedKeysDiff(t *testing.T) {
+	k := newEncryptedKeys(t)
+	args := func() []string {
+		return []string{"--tls-port", strconv.Itoa(testutil.FreePort(t)), "--tls-auth-clients", "no",
+			"--tls-cert-file", k.cert, "--tls-key-file", k.pkcs8, "--tls-key-file-pass", k.pass}
+	}
+	redisSrv := testutil.StartRedis(t, args()...)
+	basalt := testutil.StartBasalt(t, "", args()...)
+	d := testutil.NewDiff(t, redisSrv.Addr, basalt.Addr)
+	d.Run(fmt.Sprintf(`
+		@unordered CONFIG GET tls-*-pass
+		CONFIG SET tls-key-file-pass wrong
+		CONFIG SET tls-key-file-pass ""
+		CONFIG GET tls-key-file-pass
+		CONFIG SET tls-key-file %s
+		CONFIG SET tls-key-file %s tls-key-file-pass wrong
+		CONFIG GET tls-key-file
+		CONFIG SET tls-client-cert-file %s tls-client-key-file %s tls-client-key-file-pass wrong
+		CONFIG SET tls-client-cert-file %s tls-client-key-file %s tls-client-key-file-pass %q
+		@unordered CONFIG GET tls-client-*
+	`, k.legacy, k.legacy, k.cert, k.pkcs8, k.cert, k.pkcs8, k.pass))
+}
+
