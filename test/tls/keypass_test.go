@@ -137,4 +137,3 @@ func TestEncryptedKeysDiff(t *testing.T) {
 		@unordered CONFIG GET tls-client-*
 	`, k.legacy, k.legacy, k.cert, k.pkcs8, k.cert, k.pkcs8, k.pass))
 }
-
