@@ -1,7 +1,8 @@
 // Package tlstest runs clients against basalt's TLS port (tls-port):
 // redis-cli --tls, go-redis with a tls.Config, mutual TLS, a TLS-only
-// server, certificate reloads and clusters whose clients use TLS. The
-// certificates are made by each test.
+// server, certificate reloads, encrypted keys, ports moved by CONFIG SET,
+// and clusters whose clients use TLS, plain ones beside them. The
+// certificates and keys are made by each test.
 package tlstest
 
 import (
