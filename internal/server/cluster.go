@@ -164,7 +164,7 @@ func (s *Server) leaderAddr(i int) string {
 		return sh.LeaderAddr()
 	}
 	if id := s.leaderOf(i); id != 0 {
-		return s.host.Transport().Advertised(id)
+		return s.host.ClientAddr(id).Forward
 	}
 	return ""
 }
@@ -228,23 +228,11 @@ func (s *Server) nodeUp(id uint64) bool {
 	return false
 }
 
-// nodeAddr is where clients reach node id: ip and port, "" if unknown.
+// nodeAddr is where this client reaches node id: ip and port, "" if
+// unknown.
 func (c *Client) nodeAddr(id uint64) (ip string, port int) {
-	if id == c.srv.topo.NodeID {
-		if a, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
-			return a.IP.String(), clientPort(c.srv.config())
-		}
-		return c.srv.config().Bind, clientPort(c.srv.config())
-	}
-	if c.srv.host == nil {
-		return "", 0
-	}
-	host, p, err := net.SplitHostPort(c.srv.host.Transport().Advertised(id))
-	if err != nil {
-		return "", 0
-	}
-	port, _ = strconv.Atoi(p)
-	return host, port
+	a := c.clientAddr(id)
+	return a.Host, c.clientPort(a)
 }
 
 // ledSlots are the slots of the shards node id leads, adjacent ranges
@@ -364,10 +352,6 @@ func (c *Client) clusterSlots(w *resp.Writer) {
 
 func (c *Client) clusterShards(w *resp.Writer) {
 	entries := c.srv.slotGroups()
-	portField := "port"
-	if announcesTLS(c.srv.config()) {
-		portField = "tls-port" // as Redis's in a TLS cluster
-	}
 	w.ArrayLen(len(entries))
 	for _, e := range entries {
 		w.MapLen(2)
@@ -380,23 +364,26 @@ func (c *Client) clusterShards(w *resp.Writer) {
 		w.BulkString("nodes")
 		w.ArrayLen(len(e.nodes))
 		for k, id := range e.nodes {
-			ip, port := c.nodeAddr(id)
+			a := c.clientAddr(id)
 			role, health := "master", "online"
 			if k > 0 {
 				role = "replica"
 			}
-			if ip == "" || !c.srv.nodeUp(id) {
+			if a.Host == "" || !c.srv.nodeUp(id) {
 				health = "fail"
 			}
-			w.MapLen(7)
+			ports := shardsPorts(a)
+			w.MapLen(6 + len(ports))
 			w.BulkString("id")
 			w.BulkString(c.srv.topo.Node(id).Name)
-			w.BulkString(portField)
-			w.Int(int64(port))
+			for _, p := range ports {
+				w.BulkString(p.name)
+				w.Int(int64(p.port))
+			}
 			w.BulkString("ip")
-			w.BulkString(ip)
+			w.BulkString(a.Host)
 			w.BulkString("endpoint")
-			w.BulkString(ip)
+			w.BulkString(a.Host)
 			w.BulkString("role")
 			w.BulkString(role)
 			w.BulkString("replication-offset")

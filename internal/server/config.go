@@ -86,6 +86,7 @@ type Config struct {
 	TLSPort                                  int
 	TLSCADir                                 string
 	TLSClientCertFile, TLSClientKeyFile      string // shown when this node dials a peer
+	TLSKeyFilePass, TLSClientKeyFilePass     string // the keys' passwords, if they are encrypted
 	TLSAuthClients                           string // no, yes, optional
 	TLSProtocols, TLSCiphers, TLSCipherSuite string
 	TLSSessionCaching                        bool

@@ -145,9 +145,17 @@ func configSet(c *Client, args [][]byte) {
 			return
 		}
 	}
-	for _, name := range set {
+	for i, name := range set {
 		if try := lookupParam(name).try; try != nil {
 			if err := try(s, cfg); err != nil {
+				// As Redis's restoreBackupConfig: what the settings tried
+				// before changed (a listener moved) is tried with the old
+				// values again.
+				for _, done := range set[:i] {
+					if undo := lookupParam(done).try; undo != nil {
+						undo(s, s.cfg)
+					}
+				}
 				s.mu.Unlock()
 				failed(name, err.Error())
 				return

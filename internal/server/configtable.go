@@ -76,7 +76,6 @@ const (
 	notLazy     = "basalt already deletes big keys in O(1) for the caller (range deletions)"
 	notDefrag   = "basalt's memory is Go's heap and Pebble's cache; there is no allocator to defragment"
 	notTLSCache = "Go's TLS resumes sessions with tickets, which need no server-side cache; tls-session-caching no turns them off"
-	notTLSPass  = "basalt reads unencrypted private keys only"
 	notTLSOrder = "Go's TLS chooses the cipher suite itself, by what the hardware accelerates"
 	notTLSDH    = "Go's TLS exchanges keys with elliptic curves only: no DH parameters are needed"
 	notModules  = "basalt has no module API"
@@ -91,7 +90,7 @@ const (
 var params = []param{
 	// Network and clients.
 	{name: "bind", kind: specialParam, def: "127.0.0.1", flags: immutable | multiArg, set: setBind, get: func(c *Config) string { return c.Bind }},
-	{name: "port", kind: intParam, max: 65535, def: "6379", flags: immutable, ptr: func(c *Config) any { return &c.Port }},
+	{name: "port", kind: intParam, max: 65535, def: "6379", ptr: func(c *Config) any { return &c.Port }, try: tryPorts},
 	{name: "unixsocket", kind: stringParam, flags: immutable, ptr: func(c *Config) any { return &c.UnixSocket }},
 	{name: "unixsocketperm", kind: octalParam, max: 0o777, def: "0", flags: immutable, ptr: func(c *Config) any { return &c.UnixSocketPerm }},
 	{name: "timeout", kind: intParam, max: intMax, def: "0", ptr: func(c *Config) any { return &c.Timeout }, apply: func(s *Server, c Config) { s.applyNetConfig(c) }},
@@ -303,7 +302,7 @@ var params = []param{
 	// TLS (tls.go): tls-port serves clients, tls-cluster the Raft traffic.
 	// CONFIG SET of the files and settings reloads them (tryTLS), or
 	// refuses and keeps those in use.
-	{name: "tls-port", kind: intParam, max: 65535, def: "0", flags: immutable, ptr: func(c *Config) any { return &c.TLSPort }},
+	{name: "tls-port", kind: intParam, max: 65535, def: "0", ptr: func(c *Config) any { return &c.TLSPort }, try: tryPorts},
 	{name: "tls-session-cache-size", kind: intParam, max: intMax, def: "20480", unused: notTLSCache},
 	{name: "tls-session-cache-timeout", kind: intParam, max: intMax, def: "300", unused: notTLSCache},
 	{name: "tls-cluster", kind: boolParam, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.TLSCluster }},
@@ -313,10 +312,10 @@ var params = []param{
 	{name: "tls-session-caching", kind: boolParam, def: "yes", ptr: func(c *Config) any { return &c.TLSSessionCaching }, try: tryTLS},
 	{name: "tls-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCertFile }, try: tryTLS},
 	{name: "tls-key-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSKeyFile }, try: tryTLS},
-	{name: "tls-key-file-pass", kind: stringParam, unused: notTLSPass},
+	{name: "tls-key-file-pass", kind: stringParam, ptr: func(c *Config) any { return &c.TLSKeyFilePass }, try: tryTLS},
 	{name: "tls-client-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientCertFile }, try: tryTLS},
 	{name: "tls-client-key-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientKeyFile }, try: tryTLS},
-	{name: "tls-client-key-file-pass", kind: stringParam, unused: notTLSPass},
+	{name: "tls-client-key-file-pass", kind: stringParam, ptr: func(c *Config) any { return &c.TLSClientKeyFilePass }, try: tryTLS},
 	{name: "tls-dh-params-file", kind: stringParam, unused: notTLSDH},
 	{name: "tls-ca-cert-file", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCAFile }, try: tryTLS},
 	{name: "tls-ca-cert-dir", kind: stringParam, ptr: func(c *Config) any { return &c.TLSCADir }, try: tryTLS},

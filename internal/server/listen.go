@@ -2,67 +2,59 @@ package server
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // The client listeners: every bind address and the unix socket, with
 // tcp-keepalive on accepted connections and timeout on idle clients.
+// CONFIG SET port and tls-port move them at runtime (movePort).
+
+// listeners are the server's listeners and the ports they are bound to.
+type listeners struct {
+	mu       sync.Mutex
+	all      []net.Listener
+	port     int // where the plain listeners are bound (0: none)
+	tlsPort  int // where the TLS ones are
+	unixPath string
+	// serve starts accepting on a listener; Serve sets it (a func value,
+	// since the table of parameters, which refers to movePort, cannot
+	// refer to acceptLoop, which runs commands that read the table).
+	serve func(net.Listener)
+}
 
 // Listen binds every address of bind on port and on tls-port (none when
 // it is 0, as Redis), and the unix socket (never TLS, as in Redis 7.0).
-// An address written "-addr" is skipped when it cannot be bound; "*" is
-// every IPv4 address, "::*" every IPv6 one.
 func (s *Server) Listen() error {
-	var lns []net.Listener
-	fail := func(err error) error {
-		for _, ln := range lns {
-			ln.Close()
-		}
+	plain, err := listenTCP(s.cfg.Bind, s.cfg.Port, false)
+	if err != nil {
 		return err
 	}
-	for _, port := range []int{s.cfg.Port, s.cfg.TLSPort} {
-		if port == 0 {
-			continue
-		}
-		for _, addr := range strings.Fields(s.cfg.Bind) {
-			optional := strings.HasPrefix(addr, "-")
-			host := strings.TrimPrefix(addr, "-")
-			switch host {
-			case "*":
-				host = "0.0.0.0"
-			case "::*":
-				host = "::"
-			}
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-			if err != nil && optional {
-				slog.Warn("optional bind address skipped", "addr", host, "err", err)
-				continue
-			}
-			if err != nil {
-				return fail(err)
-			}
-			if port == s.cfg.TLSPort {
-				ln = tlsListener{ln}
-			}
-			lns = append(lns, ln)
-		}
+	secure, err := listenTCP(s.cfg.Bind, s.cfg.TLSPort, true)
+	if err != nil {
+		closeAll(plain)
+		return err
 	}
+	lns := append(plain, secure...)
 	if path := s.cfg.UnixSocket; path != "" {
 		os.Remove(path) // a socket left by a killed basalt; the store's lock says none runs here
 		ln, err := net.Listen("unix", path)
 		if err != nil {
-			return fail(err)
+			closeAll(lns)
+			return err
 		}
 		if perm := s.cfg.UnixSocketPerm; perm != 0 {
 			if err := os.Chmod(path, os.FileMode(perm)); err != nil {
 				ln.Close()
-				return fail(err)
+				closeAll(lns)
+				return err
 			}
 		}
 		lns = append(lns, ln)
@@ -70,17 +62,101 @@ func (s *Server) Listen() error {
 	if len(lns) == 0 {
 		return fmt.Errorf("no address to listen on: bind %q, port %d, tls-port %d, no unixsocket", s.cfg.Bind, s.cfg.Port, s.cfg.TLSPort)
 	}
-	s.lns = lns
+	s.lns.all, s.lns.port, s.lns.tlsPort, s.lns.unixPath = lns, s.cfg.Port, s.cfg.TLSPort, s.cfg.UnixSocket
 	return nil
 }
 
-// Addr is the first address the server listens on.
-func (s *Server) Addr() net.Addr { return s.lns[0].Addr() }
+// listenTCP binds port (nothing when it is 0) on every address of bind,
+// as TLS listeners if secure. An address written "-addr" is skipped when
+// it cannot be bound; "*" is every IPv4 address, "::*" every IPv6 one.
+func listenTCP(bind string, port int, secure bool) ([]net.Listener, error) {
+	if port == 0 {
+		return nil, nil
+	}
+	var lns []net.Listener
+	for _, addr := range strings.Fields(bind) {
+		optional := strings.HasPrefix(addr, "-")
+		host := strings.TrimPrefix(addr, "-")
+		switch host {
+		case "*":
+			host = "0.0.0.0"
+		case "::*":
+			host = "::"
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil && optional {
+			slog.Warn("optional bind address skipped", "addr", host, "err", err)
+			continue
+		}
+		if err != nil {
+			closeAll(lns)
+			return nil, err
+		}
+		if secure {
+			ln = tlsListener{ln}
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+func closeAll(lns []net.Listener) {
+	for _, ln := range lns {
+		ln.Close()
+	}
+}
+
+// movePort moves the plain listeners, or the TLS ones if secure, to port
+// (0: closes them), for CONFIG SET port and tls-port, as Redis's
+// changeListenPort. The new ones are bound before the old are closed, so
+// on an error the old stay and Redis's error is answered. Moving them to
+// the port they are on changes nothing, so a CONFIG SET that names both
+// settings, or tries them again to restore them, moves each once.
+func (s *Server) movePort(bind string, port int, secure bool) error {
+	s.lns.mu.Lock()
+	defer s.lns.mu.Unlock()
+	bound := &s.lns.port
+	if secure {
+		bound = &s.lns.tlsPort
+	}
+	select {
+	case <-s.closed:
+		return errors.New("the server is shutting down")
+	default:
+	}
+	if port == *bound {
+		return nil
+	}
+	lns, err := listenTCP(bind, port, secure)
+	if err != nil {
+		slog.Warn("CONFIG SET could not listen on the new port", "port", port, "tls", secure, "err", err)
+		return errors.New("Unable to listen on this port. Check server logs.")
+	}
+	var kept []net.Listener
+	for _, ln := range s.lns.all {
+		_, isTLS := ln.(tlsListener)
+		_, isUnix := ln.(*net.UnixListener)
+		if isUnix || isTLS != secure {
+			kept = append(kept, ln)
+		} else {
+			ln.Close() // its acceptLoop ends
+		}
+	}
+	s.lns.all, *bound = append(kept, lns...), port
+	for _, ln := range lns {
+		if s.lns.serve != nil { // else Serve will
+			s.lns.serve(ln)
+		}
+	}
+	return nil
+}
 
 // Addrs are all the addresses the server listens on.
 func (s *Server) Addrs() []string {
-	out := make([]string, len(s.lns))
-	for i, ln := range s.lns {
+	s.lns.mu.Lock()
+	defer s.lns.mu.Unlock()
+	out := make([]string, len(s.lns.all))
+	for i, ln := range s.lns.all {
 		out[i] = ln.Addr().String()
 	}
 	return out
@@ -99,22 +175,28 @@ func (s *Server) Serve() error {
 			s.publishTopology()
 		}()
 	}
-	done := make(chan error, len(s.lns))
-	for _, ln := range s.lns {
-		go func() { done <- s.acceptLoop(ln) }()
+	s.lns.mu.Lock()
+	s.lns.serve = func(ln net.Listener) { go s.acceptLoop(ln) }
+	for _, ln := range s.lns.all {
+		s.lns.serve(ln)
 	}
-	return <-done // the others end when Close closes their listeners
+	s.lns.mu.Unlock()
+	<-s.closed
+	return nil
 }
 
-func (s *Server) acceptLoop(ln net.Listener) error {
+func (s *Server) acceptLoop(ln net.Listener) {
 	var backoff time.Duration
 	var logged time.Time
 	for {
 		nc, err := ln.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return // closed by Close, or moved by CONFIG SET
+		}
 		if err != nil {
 			select {
 			case <-s.closed:
-				return nil
+				return
 			default:
 			}
 			// Out of descriptors (EMFILE) or another passing fault: wait
@@ -127,7 +209,7 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			}
 			select {
 			case <-s.closed:
-				return nil
+				return
 			case <-time.After(backoff):
 			}
 			continue
@@ -150,7 +232,7 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			continue
 		}
 		if isTLS {
-			nc = tlsConn{tls.Server(nc, s.tls.serve)}
+			nc = tlsConn{tls.Server(nc, s.tls.Load().serve)}
 		}
 		c := newClient(s, nc)
 		s.mu.Lock()
@@ -185,11 +267,11 @@ func (s *Server) admit(nc net.Conn) bool {
 
 // closeListeners stops accepting and removes the unix socket.
 func (s *Server) closeListeners() {
-	for _, ln := range s.lns {
-		ln.Close()
-	}
-	if s.cfg.UnixSocket != "" && len(s.lns) > 0 {
-		os.Remove(s.cfg.UnixSocket)
+	s.lns.mu.Lock()
+	defer s.lns.mu.Unlock()
+	closeAll(s.lns.all)
+	if s.lns.unixPath != "" {
+		os.Remove(s.lns.unixPath)
 	}
 }
 

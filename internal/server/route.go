@@ -148,10 +148,10 @@ var shardPubSub = map[string]bool{"ssubscribe": true, "sunsubscribe": true, "spu
 // without a majority never takes a write).
 func (c *Client) redirect(slot int) {
 	i := c.srv.slotIndex[slot]
-	addr := c.srv.leaderAddr(i)
+	addr := c.movedAddr(i)
 	// During an election, wait for its outcome (leaderWait): a failover is
 	// then a pause and a MOVED, not an error, for cluster clients.
-	for deadline := time.Now().Add(leaderWait); addr == "" && time.Now().Before(deadline); addr = c.srv.leaderAddr(i) {
+	for deadline := time.Now().Add(leaderWait); addr == "" && time.Now().Before(deadline); addr = c.movedAddr(i) {
 		select {
 		case <-c.srv.closed:
 			deadline = time.Time{}

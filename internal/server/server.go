@@ -31,8 +31,8 @@ type Server struct {
 	// the store's ACLGen the users were last loaded at (0: load again).
 	aclMu  sync.Mutex
 	aclGen atomic.Uint64
-	lns    []net.Listener // listen.go
-	tls    *serverTLS     // tls-port and tls-cluster's certificates (tls.go), nil without TLS
+	lns    listeners                 // listen.go
+	tls    atomic.Pointer[serverTLS] // tls-port and tls-cluster's certificates (tls.go), nil without TLS
 	// shards are the Raft groups this node holds a replica of (shards.go):
 	// one without cluster mode; with it, each serves the slots topo gives
 	// it. shardAt is the node's replica of each of topo's shards (nil: held
@@ -51,6 +51,9 @@ type Server struct {
 	start  time.Time
 	closed chan struct{}
 	once   sync.Once
+	// closeOnce runs Close's work once; closeErr is its outcome.
+	closeOnce sync.Once
+	closeErr  error
 
 	clients map[int64]*Client
 	hub     *Hub     // pub/sub subscriptions (pubsub.go)
@@ -155,9 +158,9 @@ func New(cfg Config) (*Server, error) {
 		relay:    relay,
 		origins:  origins,
 		shutdown: make(chan struct{}),
-		tls:      tlsState,
 	}
 	s.refusedLog.Period = refusedLogEvery
+	s.tls.Store(tlsState)
 	if topo != nil {
 		s.shardAt = make([]*shard.Shard, len(topo.Shards))
 		for _, sh := range shards {
@@ -191,7 +194,7 @@ func shardConfig(cfg Config) shard.Config {
 		ID:             max(cfg.NodeID, 1),
 		RaftAddr:       cfg.RaftAddr,
 		Join:           cfg.Join,
-		Advertise:      net.JoinHostPort(advertisedHost(cfg.Bind), strconv.Itoa(clientPort(cfg))),
+		Advertise:      advertised(cfg).String(),
 		RaftDir:        filepath.Join(cfg.Dir, "raft"),
 		Fsync:          cfg.AppendFsync,
 		LogRetain:      uint64(cfg.LogRetain),
@@ -230,13 +233,15 @@ func (s *Server) requestShutdown() {
 }
 
 // Close stops accepting, disconnects clients, applies the queued writes and
-// closes the store. Everything acknowledged is already durable.
+// closes the store. Everything acknowledged is already durable. A second
+// call waits for the first to finish, so that a process stops only once
+// its stores are closed, whichever of its paths calls Close first.
 func (s *Server) Close() error {
-	select {
-	case <-s.closed:
-		return nil
-	default:
-	}
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
 	close(s.closed)
 	s.requestShutdown()
 	s.closeListeners()

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"basalt/internal/shard"
 	"basalt/internal/transport"
 )
 
@@ -44,8 +46,8 @@ const tlsHandshakeTimeout = 10 * time.Second
 func tlsInUse(cfg Config) bool { return cfg.TLSPort != 0 || cfg.TLSCluster }
 
 func certFiles(cfg Config) transport.CertFiles {
-	return transport.CertFiles{Cert: cfg.TLSCertFile, Key: cfg.TLSKeyFile,
-		ClientCert: cfg.TLSClientCertFile, ClientKey: cfg.TLSClientKeyFile,
+	return transport.CertFiles{Cert: cfg.TLSCertFile, Key: cfg.TLSKeyFile, KeyPass: cfg.TLSKeyFilePass,
+		ClientCert: cfg.TLSClientCertFile, ClientKey: cfg.TLSClientKeyFile, ClientKeyPass: cfg.TLSClientKeyFilePass,
 		CAFile: cfg.TLSCAFile, CADir: cfg.TLSCADir}
 }
 
@@ -72,18 +74,52 @@ func newServerTLS(cfg Config) (*serverTLS, error) {
 // tryTLS applies CONFIG SET of a tls-* setting: the files are read again
 // even if unchanged; on an error nothing changes and the error is Redis's.
 func tryTLS(s *Server, cfg Config) error {
-	if s.tls == nil {
+	t := s.tls.Load()
+	if t == nil {
 		return nil // kept for CONFIG GET, as Redis does while TLS is off
 	}
 	set, err := parseTLSSettings(cfg)
 	if err == nil {
-		err = s.tls.certs.Use(certFiles(cfg))
+		err = t.certs.Use(certFiles(cfg))
 	}
 	if err != nil {
 		slog.Warn("TLS configuration not updated", "err", err)
-		return errors.New("Unable to update TLS configuration. Check server logs.")
+		return errTLSNotUpdated
 	}
-	s.tls.settings.Store(set)
+	t.settings.Store(set)
+	return nil
+}
+
+var errTLSNotUpdated = errors.New("Unable to update TLS configuration. Check server logs.")
+
+// tryPorts applies CONFIG SET port and tls-port (s.cfg is the config
+// before the set): the listeners move (movePort), TLS being configured
+// first if it was off, as Redis's applyTLSPort does. A node with peers
+// keeps its ports: they learn its client address when they connect
+// (shard.ClientAddr), so a port changed under them would send their
+// forwards and MOVEDs to a closed port.
+func tryPorts(s *Server, cfg Config) error {
+	if cfg.RaftAddr != "" {
+		if cfg.Port != s.cfg.Port || cfg.TLSPort != s.cfg.TLSPort {
+			return errors.New("a node with a raft-addr keeps its client ports: its peers learn them when they connect; restart it with the new ports")
+		}
+		return nil
+	}
+	if cfg.TLSPort != 0 && s.tls.Load() == nil {
+		t, err := newServerTLS(cfg)
+		if err != nil {
+			slog.Warn("TLS not configured", "err", err)
+			return errTLSNotUpdated
+		}
+		s.tls.Store(t)
+	}
+	if err := s.movePort(cfg.Bind, cfg.Port, false); err != nil {
+		return err
+	}
+	if err := s.movePort(cfg.Bind, cfg.TLSPort, true); err != nil {
+		s.movePort(cfg.Bind, s.cfg.Port, false) // back, as Redis restores a failed set
+		return err
+	}
 	return nil
 }
 
@@ -243,20 +279,87 @@ func (s *Server) handshake(tc tlsConn) bool {
 	return true
 }
 
-// announcesTLS is when a node gives its peers and cluster clients its TLS
-// port rather than its plain one: with tls-cluster, as Redis's
+// announcesTLS is when a node gives its peers its TLS port to forward
+// to rather than its plain one: with tls-cluster, as Redis's
 // deriveAnnouncedPorts, or when it has no plain port. Nodes then forward
 // to each other over TLS too (dialNode).
 func announcesTLS(cfg Config) bool {
 	return cfg.TLSPort != 0 && (cfg.TLSCluster || cfg.Port == 0)
 }
 
-// clientPort is the client port a node announces.
-func clientPort(cfg Config) int {
+// advertised is the client address a node gives its peers: the port
+// they forward to, and both its ports, so that cluster replies give each
+// client the port of its own kind (Client.clientPort).
+func advertised(cfg Config) shard.ClientAddr {
+	host, port := advertisedHost(cfg.Bind), cfg.Port
 	if announcesTLS(cfg) {
-		return cfg.TLSPort
+		port = cfg.TLSPort
 	}
-	return cfg.Port
+	return shard.ClientAddr{Forward: net.JoinHostPort(host, strconv.Itoa(port)), Host: host, Port: cfg.Port, TLSPort: cfg.TLSPort}
+}
+
+// In a cluster each client is given the ports of its own kind (docs/
+// operations.md#tls): cluster.go's replies and MOVED take them from here.
+
+// clientAddr is node id's client address; this node's host is the one
+// the client reached.
+func (c *Client) clientAddr(id uint64) shard.ClientAddr {
+	if id == c.srv.topo.NodeID {
+		a := advertised(c.srv.config())
+		if la, ok := c.nc.LocalAddr().(*net.TCPAddr); ok {
+			a.Host = la.IP.String()
+		}
+		return a
+	}
+	if c.srv.host == nil {
+		return shard.ClientAddr{}
+	}
+	return c.srv.host.ClientAddr(id)
+}
+
+// clientPort is the port of a node this client can use: the TLS port for
+// a TLS client and the plain one for a plain client when the node has
+// both, as Redis's getNodeClientPort does with tls-cluster (without it,
+// Redis 7.0 knows only plain ports; docs/operations.md).
+func (c *Client) clientPort(a shard.ClientAddr) int {
+	if _, isTLS := c.nc.(tlsConn); isTLS && a.TLSPort != 0 || a.Port == 0 {
+		return a.TLSPort
+	}
+	return a.Port
+}
+
+// movedAddr is the address MOVED gives this client for shard i's
+// leader: its host and the port of the client's kind ("" if unknown).
+func (c *Client) movedAddr(i int) string {
+	id := c.srv.leaderOf(i)
+	if id == 0 {
+		return ""
+	}
+	ip, port := c.nodeAddr(id)
+	if ip == "" {
+		return ""
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(port))
+}
+
+// namedPort is a port CLUSTER SHARDS lists, under its name.
+type namedPort struct {
+	name string
+	port int
+}
+
+// shardsPorts are the ports CLUSTER SHARDS lists for a node: its plain
+// port and its TLS port, those it has, as Redis's
+// addNodeDetailsToShardReply.
+func shardsPorts(a shard.ClientAddr) []namedPort {
+	var out []namedPort
+	if a.Port != 0 || a.TLSPort == 0 {
+		out = append(out, namedPort{"port", a.Port})
+	}
+	if a.TLSPort != 0 {
+		out = append(out, namedPort{"tls-port", a.TLSPort})
+	}
+	return out
 }
 
 // dialNode connects to another node's announced client port, over TLS
@@ -264,8 +367,8 @@ func clientPort(cfg Config) int {
 // (tls-client-cert-file, or tls-cert-file).
 func (s *Server) dialNode(addr string, timeout time.Duration) (net.Conn, error) {
 	d := &net.Dialer{Timeout: timeout}
-	if s.tls != nil && announcesTLS(s.config()) {
-		return tls.DialWithDialer(d, "tcp", addr, s.tls.dial)
+	if t := s.tls.Load(); t != nil && announcesTLS(s.config()) {
+		return tls.DialWithDialer(d, "tcp", addr, t.dial)
 	}
 	return d.Dial("tcp", addr)
 }

@@ -69,7 +69,7 @@ type HostConfig struct {
 	// Relayed hears the pub/sub messages other nodes relay to this one
 	// (Relay).
 	Relayed   func(channel, message []byte)
-	Advertise string // the node's client address, for its peers
+	Advertise string // the node's client address, for its peers (ClientAddr)
 	Secret    []byte
 	ClusterID uint64
 	// ServerTLS and ClientTLS, if set, run the connections over mutual TLS.
@@ -222,6 +222,10 @@ func (h *Host) LeaderOf(group uint32) uint64 {
 
 // Transport is the host's transport.
 func (h *Host) Transport() *transport.Transport { return h.tr }
+
+// ClientAddr is where node id serves clients, as it advertised it when it
+// last dialed this node (zero if it has not).
+func (h *Host) ClientAddr(id uint64) ClientAddr { return ParseClientAddr(h.tr.Advertised(id)) }
 
 // Close stops the transport, once the shards are closed.
 func (h *Host) Close() {

@@ -120,7 +120,7 @@ type Status struct {
 	Voters, Learners                                         []uint64
 	Progress                                                 map[uint64]tracker.Progress
 	Peers                                                    map[uint64]string // transport address
-	Advertised                                               map[uint64]string // client address
+	Advertised                                               map[uint64]string // client address to forward to
 }
 
 func openNode(s *Shard, cfg Config) (*node, error) {
@@ -576,12 +576,12 @@ func (n *node) status() Status {
 	if n.tr != nil {
 		st.Peers[n.s.cfg.ID] = n.tr.ListenAddr()
 		for id := range st.Peers {
-			if a := n.tr.Advertised(transport.NodeOf(id)); a != "" {
+			if a := forwardAddr(n.tr.Advertised(transport.NodeOf(id))); a != "" {
 				st.Advertised[id] = a
 			}
 		}
 	}
-	st.Advertised[n.s.cfg.ID] = n.s.cfg.Advertise
+	st.Advertised[n.s.cfg.ID] = forwardAddr(n.s.cfg.Advertise)
 	return st
 }
 

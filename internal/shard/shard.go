@@ -129,7 +129,8 @@ type Config struct {
 	Peers    map[uint64]string // the other voters' Raft addresses, used when the log is new
 	Join     bool              // start empty and wait to be added (RAFT ADD) instead of bootstrapping
 	RaftAddr string            // the Raft transport's listen address; "" for a lone node
-	// Advertise is the client address peers forward commands to.
+	// Advertise is the node's client address for its peers, as
+	// ClientAddr.String writes it.
 	Advertise string
 	// Secret authenticates the Raft connections (see transport); ClusterID
 	// names the cluster (0: a node that joins learns it; see identity).
@@ -409,18 +410,19 @@ func (s *Shard) Leader() uint64 { return s.leader.Load() }
 // ID is this node's ID.
 func (s *Shard) ID() uint64 { return s.cfg.ID }
 
-// LeaderAddr is the client address the leader advertised ("" if unknown).
+// LeaderAddr is the client address to forward to that the leader
+// advertised ("" if unknown).
 func (s *Shard) LeaderAddr() string {
 	id := s.leader.Load()
 	switch {
 	case id == 0:
 		return ""
 	case id == s.cfg.ID:
-		return s.cfg.Advertise
+		return forwardAddr(s.cfg.Advertise)
 	case s.node.tr == nil:
 		return ""
 	}
-	return s.node.tr.Advertised(transport.NodeOf(id))
+	return forwardAddr(s.node.tr.Advertised(transport.NodeOf(id)))
 }
 
 // Status returns this node's view of the group.

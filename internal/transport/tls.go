@@ -14,7 +14,9 @@ import (
 // CertFiles names redis.conf's certificate files.
 type CertFiles struct {
 	Cert, Key             string // tls-cert-file, tls-key-file: the node's own
+	KeyPass               string // tls-key-file-pass: Key's password, if it is encrypted
 	ClientCert, ClientKey string // tls-client-cert-file/-key-file: shown when it dials, if set
+	ClientKeyPass         string // tls-client-key-file-pass
 	CAFile, CADir         string // tls-ca-cert-file, tls-ca-cert-dir: what a peer's must chain to
 }
 
@@ -63,13 +65,13 @@ func (c *Certs) load(f CertFiles, force bool) error {
 	if stamp == c.stamp && !force {
 		return nil
 	}
-	pair, err := loadPair(f.Cert, f.Key)
+	pair, err := loadPair(f.Cert, f.Key, f.KeyPass, "tls-key-file-pass")
 	if err != nil {
 		return err
 	}
 	client := pair
 	if f.ClientCert != "" && f.ClientKey != "" { // as Redis, which needs both
-		if client, err = loadPair(f.ClientCert, f.ClientKey); err != nil {
+		if client, err = loadPair(f.ClientCert, f.ClientKey, f.ClientKeyPass, "tls-client-key-file-pass"); err != nil {
 			return err
 		}
 	}
@@ -81,10 +83,26 @@ func (c *Certs) load(f CertFiles, force bool) error {
 	return nil
 }
 
-func loadPair(cert, key string) (*tls.Certificate, error) {
-	pair, err := tls.LoadX509KeyPair(cert, key)
-	if err != nil {
+// loadPair reads a certificate and its private key, decrypted with pass
+// (the setting passName) if it is encrypted.
+func loadPair(cert, key, pass, passName string) (*tls.Certificate, error) {
+	fail := func(err error) (*tls.Certificate, error) {
 		return nil, fmt.Errorf("Failed to load certificate or private key: %s, %s: %w", cert, key, err)
+	}
+	certPEM, err := os.ReadFile(cert)
+	if err != nil {
+		return fail(err)
+	}
+	keyPEM, err := os.ReadFile(key)
+	if err != nil {
+		return fail(err)
+	}
+	if keyPEM, err = decryptKey(keyPEM, pass, passName); err != nil {
+		return fail(err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return fail(err)
 	}
 	return &pair, nil
 }

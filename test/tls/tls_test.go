@@ -1,7 +1,8 @@
 // Package tlstest runs clients against basalt's TLS port (tls-port):
 // redis-cli --tls, go-redis with a tls.Config, mutual TLS, a TLS-only
-// server, certificate reloads and clusters whose clients use TLS. The
-// certificates are made by each test.
+// server, certificate reloads, encrypted keys, ports moved by CONFIG SET,
+// and clusters whose clients use TLS, plain ones beside them. The
+// certificates and keys are made by each test.
 package tlstest
 
 import (
@@ -241,9 +242,6 @@ func TestTLSOnly(t *testing.T) {
 	info, _ := rc.Info(ctx, "server").Result()
 	if !strings.Contains(info, "tcp_port:"+strconv.Itoa(p.Port)+"\r\n") {
 		t.Errorf("INFO server's tcp_port is not the TLS port %d", p.Port)
-	}
-	if err := rc.ConfigSet(ctx, "tls-port", "1").Err(); err == nil || !strings.Contains(err.Error(), "can't set immutable config") {
-		t.Errorf("CONFIG SET tls-port: %v", err)
 	}
 	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
@@ -565,4 +563,152 @@ func TestProtocolsAndCiphers(t *testing.T) {
 	if resumed() {
 		t.Error("a session was resumed under tls-session-caching no")
 	}
+}
+
+// TestClusterBothPorts: in a 3-node cluster whose nodes have a plain port
+// and a TLS port, each client is given the ports of its own kind, as
+// Redis Cluster gives port or pport: CLUSTER SLOTS, NODES and MOVED give
+// a plain client plain ports and a TLS client TLS ports, and CLUSTER
+// SHARDS lists both; redis-cli -c, plain and --tls, follows MOVED to
+// them. With tls-cluster yes this is Redis 7.0's behaviour; without it
+// Redis 7.0 gives TLS clients plain ports, which basalt does not
+// (docs/security.md).
+func TestClusterBothPorts(t *testing.T) {
+	for _, tlsCluster := range []string{"yes", "no"} {
+		t.Run("tls-cluster="+tlsCluster, func(t *testing.T) {
+			c := newCerts(t, "both")
+			tlsPorts := make([]int, 3)
+			cl := testutil.StartClusterEach(t, 3, func(i int) []string {
+				tlsPorts[i] = testutil.FreePort(t)
+				return append([]string{"--cluster-enabled", "yes", "--cluster-shards", "3",
+					"--tls-cluster", tlsCluster, "--tls-port", strconv.Itoa(tlsPorts[i])}, c.serverArgs()...)
+			})
+			cl.WaitBalanced(t, 20*time.Second, 1) // no leader moves during the test
+			plainPorts := make([]int, 3)
+			for i, n := range cl.Nodes {
+				plainPorts[i] = n.Port
+			}
+			plain := goRedis(t, cl.Nodes[0].Addr, nil)
+			secure := goRedis(t, "127.0.0.1:"+strconv.Itoa(tlsPorts[0]), c.client(t, true))
+			checkPorts(t, "plain", plain, plainPorts)
+			checkPorts(t, "TLS", secure, tlsPorts)
+			checkShards(t, plain, plainPorts, tlsPorts)
+			checkShards(t, secure, plainPorts, tlsPorts)
+
+			// redis-cli -c, plain and TLS, sets and reads keys of every
+			// node's slots through node 0, redirected to the right ports.
+			tlsArgs := []string{"--tls", "--cacert", c.ca, "--cert", c.cert, "--key", c.key}
+			for _, cli := range []struct {
+				name  string
+				port  int
+				args  []string
+				ports []int
+			}{{"plain", plainPorts[0], nil, plainPorts}, {"TLS", tlsPorts[0], tlsArgs, tlsPorts}} {
+				var script strings.Builder
+				for i := range 12 {
+					fmt.Fprintf(&script, "SET %s-%d v%d\nGET %s-%d\n", cli.name, i, i, cli.name, i)
+				}
+				out := clusterCLI(t, cli.port, cli.args, script.String())
+				for i := range 12 {
+					if !strings.Contains(out, fmt.Sprintf("\nv%d\n", i)) && !strings.HasPrefix(out, fmt.Sprintf("v%d\n", i)) {
+						t.Errorf("%s redis-cli -c: no GET of %s-%d in %q", cli.name, cli.name, i, out)
+					}
+				}
+				redirects := 0
+				for _, line := range strings.Split(out, "\n") {
+					if !strings.HasPrefix(line, "-> Redirected to slot") {
+						continue
+					}
+					redirects++
+					_, p, _ := net.SplitHostPort(line[strings.LastIndex(line, " ")+1:])
+					if port, _ := strconv.Atoi(p); !slices.Contains(cli.ports, port) {
+						t.Errorf("%s redis-cli -c redirected to %q, not one of %v", cli.name, line, cli.ports)
+					}
+				}
+				if redirects == 0 {
+					t.Errorf("%s redis-cli -c was never redirected: %q", cli.name, out)
+				}
+			}
+		})
+	}
+}
+
+// checkPorts checks that CLUSTER SLOTS, CLUSTER NODES and MOVED give a
+// client (of node 0) the ports of its kind: ports[i] for node i+1.
+func checkPorts(t *testing.T, kind string, rc *redis.Client, ports []int) {
+	t.Helper()
+	ctx := context.Background()
+	want := func(what, addr string) {
+		t.Helper()
+		_, p, _ := net.SplitHostPort(addr)
+		if port, _ := strconv.Atoi(p); !slices.Contains(ports, port) {
+			t.Errorf("%s: %s gives a %s client %s, not one of %v", kind, what, kind, addr, ports)
+		}
+	}
+	slots, err := rc.ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range slots {
+		for _, n := range s.Nodes {
+			want("CLUSTER SLOTS", n.Addr)
+		}
+	}
+	nodes, err := rc.ClusterNodes(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+		addr, _, _ := strings.Cut(strings.Fields(line)[1], "@")
+		want("CLUSTER NODES", addr)
+	}
+	moved := 0
+	for i := 0; i < 30 && moved < 3; i++ {
+		err := rc.Get(ctx, fmt.Sprint("moved-", i)).Err()
+		if err == nil || err == redis.Nil {
+			continue // a key of node 0's slots
+		}
+		f := strings.Fields(err.Error())
+		if len(f) != 3 || f[0] != "MOVED" {
+			t.Fatalf("%s: GET of another node's key: %v", kind, err)
+		}
+		want("MOVED", f[2])
+		moved++
+	}
+	if moved == 0 {
+		t.Errorf("%s: no key of 30 was another node's", kind)
+	}
+}
+
+// checkShards checks that CLUSTER SHARDS gives any client both ports of
+// every node, as Redis does in a TLS cluster: plain[i] and tls[i] together.
+func checkShards(t *testing.T, rc *redis.Client, plain, tls []int) {
+	t.Helper()
+	shards, err := rc.ClusterShards(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range shards {
+		for _, n := range s.Nodes {
+			i := slices.Index(plain, int(n.Port))
+			if i < 0 || int(n.TLSPort) != tls[i] {
+				t.Errorf("CLUSTER SHARDS gives node %s port %d and tls-port %d, not a pair of %v and %v", n.ID, n.Port, n.TLSPort, plain, tls)
+			}
+		}
+	}
+}
+
+// clusterCLI runs redis-cli -c against port with args, the commands of
+// script on its input, and returns its output.
+func clusterCLI(t *testing.T, port int, args []string, script string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "redis-cli", append([]string{"-c", "-h", "127.0.0.1", "-p", strconv.Itoa(port)}, args...)...)
+	cmd.Stdin = strings.NewReader(script)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli -c: %v: %s", err, out)
+	}
+	return string(out)
 }
