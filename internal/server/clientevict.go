@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"basalt/internal/store"
 )
 
 // Client eviction (maxmemory-clients), as Redis 7.0 does it: the memory
@@ -42,7 +45,8 @@ type clientEviction struct {
 	limit   atomic.Int64 // maxmemory-clients in bytes; 0: no eviction
 	evicted atomic.Int64 // INFO's evicted_clients
 	wake    chan struct{}
-	mu      sync.Mutex // one eviction pass at a time
+	mu      sync.Mutex     // one eviction pass at a time
+	overLog store.LogLimit // NO-EVICT clients alone over the limit: logged every 10 s
 }
 
 // clientMemLimit is maxmemory-clients in bytes (0: off). A percentage is
@@ -72,6 +76,7 @@ func (s *Server) applyClientEviction(cfg Config) {
 	e := &s.clientEvict
 	if e.wake == nil {
 		e.wake = make(chan struct{}, 1)
+		e.overLog.Period = 10 * time.Second
 		go s.evictLoop()
 	}
 	e.limit.Store(clientMemLimit(cfg))
@@ -143,11 +148,13 @@ func (s *Server) evictClients() {
 			return
 		}
 		slog.Info("Evicting client: " + v.c.infoLine())
+		e.evicted.Add(1) // before the socket closes: whoever sees it closed sees it counted
 		v.c.evict()
-		e.evicted.Add(1)
 	}
 	if e.over(e.used.Load()) {
-		slog.Warn("Over client maxmemory after evicting all evictable clients")
+		if missed, ok := e.overLog.Allow(); ok {
+			slog.Warn("Over client maxmemory after evicting all evictable clients", "since_last", missed)
+		}
 	}
 }
 

@@ -108,3 +108,50 @@ func infoField(t *testing.T, c *testutil.Conn, section, field string) int64 {
 	t.Fatalf("no %s in INFO %s", field, section)
 	return 0
 }
+
+// maxmemory-clients as a percent of maxmemory (1% of 100mb: 1 MB): a
+// client sending a 4 MB argument slowly is evicted once its buffer passes
+// the limit, one with CLIENT NO-EVICT on is not (CLIENT LIST shows it with
+// flag e and what it holds in tot-mem), and the server answers throughout.
+// As in Redis, NO-EVICT clients count in the sum: while one holds more
+// than the limit, every other client with a buffer in use is evicted.
+func TestClientEvictionQueryBuffer(t *testing.T) {
+	b := testutil.StartBasalt(t, "", "--maxmemory", "100mb", "--maxmemory-clients", "1%")
+	c := testutil.Dial(t, b.Addr)
+	if r := c.Do("CONFIG", "GET", "maxmemory-clients"); len(r.Elems) != 2 || r.Elems[1].Str != "1%" {
+		t.Fatalf("CONFIG GET maxmemory-clients: %v", r)
+	}
+	c.Do("CLIENT", "NO-EVICT", "on") // the kept client alone is over the limit: every other one would go
+	sendHalf := func(conn *testutil.Conn) {
+		conn.Send([]byte(fmt.Sprintf("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%s", 4*mb, strings.Repeat("x", 2*mb))))
+	}
+	kept := testutil.Dial(t, b.Addr)
+	if r := kept.Do("CLIENT", "NO-EVICT", "on"); r.Str != "OK" {
+		t.Fatalf("CLIENT NO-EVICT on: %v", r)
+	}
+	sendHalf(kept)
+	evicted := testutil.Dial(t, b.Addr)
+	sendHalf(evicted)
+	if _, err := evicted.ReadErr(); err == nil {
+		t.Fatalf("a client holding 2 MB of a 4 MB argument was not evicted (limit 1 MB)")
+	}
+	if n := infoField(t, c, "stats", "evicted_clients"); n != 1 {
+		t.Errorf("evicted_clients %d, want 1", n)
+	}
+	var line string
+	for _, l := range strings.Split(c.Do("CLIENT", "LIST").Str, "\n") {
+		if strings.Contains(l, "flags=e") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "tot-mem=") || strings.Contains(line, "tot-mem=0 ") {
+		t.Errorf("CLIENT LIST has no client with flag e holding memory: %q", line)
+	}
+	kept.Send([]byte(strings.Repeat("x", 2*mb) + "\r\n"))
+	if r := kept.Read(); r.Str != "OK" {
+		t.Errorf("the NO-EVICT client's SET: %.100v", r)
+	}
+	if r := c.Do("STRLEN", "k"); r.Int != 4*mb {
+		t.Errorf("STRLEN k: %v", r)
+	}
+}
