@@ -69,6 +69,28 @@ func (r *recent) drop(k int) {
 	r.ents = append([]raftpb.Entry(nil), r.ents...)
 }
 
+// releaseBig forgets the entries up to the last one at or below index i
+// that weighs bigBatch or more, and copies the rest out of the array, which
+// would otherwise keep that entry's data alive.
+func (r *recent) releaseBig(i uint64) {
+	k := -1
+	for j := range r.ents {
+		if r.ents[j].Index > i {
+			break
+		}
+		if r.ents[j].Size() >= bigBatch {
+			k = j
+		}
+	}
+	if k < 0 {
+		return
+	}
+	for _, e := range r.ents[:k+1] {
+		r.bytes -= uint64(e.Size())
+	}
+	r.ents = append([]raftpb.Entry(nil), r.ents[k+1:]...)
+}
+
 func (r *recent) reset() { *r = recent{} }
 
 // get returns the entries in [lo, hi), at least one and then as many as

@@ -14,7 +14,11 @@ const mb = 1 << 20
 
 // A 100 MB SET and GET cost a few times the value, not ten, and the memory
 // goes back to the OS within seconds; a second client's PING keeps
-// answering meanwhile. The figures are in docs/limits.md.
+// answering meanwhile. Once written, the value is not kept live: the heap
+// after a collection falls under half the value within seconds (it stayed
+// at 2.4-3.5 times the value, in the Raft log's newest entry and in the
+// batches Pebble keeps, until later writes). The figures are in
+// docs/limits.md.
 func TestBigValueMemory(t *testing.T) {
 	b := testutil.StartBasalt(t, "")
 	c := testutil.Dial(t, b.Addr)
@@ -25,14 +29,15 @@ func TestBigValueMemory(t *testing.T) {
 		t.Fatalf("SET: %.100v", r)
 	}
 	afterSet := peakRSS(t, b.Pid())
+	live := waitLiveHeap(t, c, 50*mb, 10*time.Second)
 	if r := c.Do("GET", "big"); r.Str != value {
 		t.Fatalf("GET: %d bytes back, want %d", len(r.Str), len(value))
 	}
 	peak := peakRSS(t, b.Pid())
 	settled := waitRSS(t, b.Pid(), 640*mb, 5*time.Second)
 	stall := stopPinger()
-	t.Logf("peak RSS %d MB after the SET, %d MB after the GET, %d MB a moment later; PING waited up to %v",
-		afterSet/mb, peak/mb, settled/mb, stall)
+	t.Logf("peak RSS %d MB after the SET, live heap %d MB once it is flushed, peak RSS %d MB after the GET, %d MB a moment later; PING waited up to %v",
+		afterSet/mb, live/mb, peak/mb, settled/mb, stall)
 	if afterSet > 1100*mb || peak > 1400*mb {
 		t.Errorf("peak RSS %d MB after a 100 MB SET (bound 1100), %d MB after its GET (bound 1400)", afterSet/mb, peak/mb)
 	}
@@ -79,6 +84,26 @@ func TestBigBulksCutOff(t *testing.T) {
 	}
 	if stall > 2*time.Second {
 		t.Errorf("a second client's PING waited %v", stall)
+	}
+}
+
+// waitLiveHeap waits up to timeout for the server's live heap (INFO's
+// used_memory right after MEMORY PURGE, which collects) to drop to bound,
+// and fails the test if it does not; it returns the last one read.
+func waitLiveHeap(t *testing.T, c *testutil.Conn, bound int64, timeout time.Duration) int64 {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		c.Do("MEMORY", "PURGE")
+		live := infoField(t, c, "memory", "used_memory")
+		if live <= bound {
+			return live
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("live heap still %d MB %v after the SET (bound %d MB)", live/mb, timeout, bound/mb)
+			return live
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
