@@ -237,9 +237,14 @@ func (c *Client) flush() bool {
 	if c.out.Len() == 0 {
 		return true
 	}
-	c.setMem(&c.mem.reply, int64(c.out.Len())) // while a slow reader keeps it
+	counted := c.out.Len() >= countedReply
+	if counted {
+		c.setMem(&c.mem.reply, int64(c.out.Len())) // while a slow reader keeps it
+	}
 	n, err := c.nc.Write(c.out.Bytes())
-	c.setMem(&c.mem.reply, 0)
+	if counted {
+		c.setMem(&c.mem.reply, 0)
+	}
 	c.srv.Stats.NetOutput.Add(int64(n))
 	c.out.Reset()
 	if cap(c.out.Buf) >= spikeBytes || c.spiked {
