@@ -88,38 +88,34 @@ func TestBigBulksCutOff(t *testing.T) {
 }
 
 // waitLiveHeap waits up to timeout for the server's live heap (INFO's
-// used_memory right after MEMORY PURGE, which collects) to drop to bound,
-// and fails the test if it does not; it returns the last one read.
+// used_memory right after MEMORY PURGE, which collects) to drop to bound.
 func waitLiveHeap(t *testing.T, c *testutil.Conn, bound int64, timeout time.Duration) int64 {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	return waitBelow(t, "live heap", bound, timeout, func() int64 {
 		c.Do("MEMORY", "PURGE")
-		live := infoField(t, c, "memory", "used_memory")
-		if live <= bound {
-			return live
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("live heap still %d MB %v after the SET (bound %d MB)", live/mb, timeout, bound/mb)
-			return live
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return infoField(t, c, "memory", "used_memory")
+	})
 }
 
-// waitRSS waits up to timeout for a process's RSS to drop to bound, and
-// fails the test if it does not; it returns the last RSS read.
+// waitRSS waits up to timeout for a process's RSS to drop to bound.
 func waitRSS(t *testing.T, pid int, bound int64, timeout time.Duration) int64 {
+	t.Helper()
+	return waitBelow(t, "RSS", bound, timeout, func() int64 { return procStatus(t, pid, "VmRSS") })
+}
+
+// waitBelow waits up to timeout for what read measures to drop to bound,
+// and fails the test if it does not; it returns the last value read.
+func waitBelow(t *testing.T, what string, bound int64, timeout time.Duration, read func() int64) int64 {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		rss := procStatus(t, pid, "VmRSS")
-		if rss <= bound {
-			return rss
+		v := read()
+		if v <= bound {
+			return v
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("RSS still %d MB after %v (bound %d MB)", rss/mb, timeout, bound/mb)
-			return rss
+			t.Errorf("%s still %d MB after %v (bound %d MB)", what, v/mb, timeout, bound/mb)
+			return v
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
