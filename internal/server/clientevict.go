@@ -21,10 +21,11 @@ import (
 //
 // What is counted, per client: its pub/sub output queue (messages not yet
 // on the socket), a reply of 16 KB or more while it is being written, and
-// the buffer of a big argument while it arrives. Redis checks the sum before each
-// command; basalt checks it after each command of a client, and a publish
-// or a growing argument that passes it wakes an evictor at once, so a
-// message to many subscribers needs no further command to be acted on.
+// the buffer of a big argument while it arrives. Redis checks the sum
+// before each command; basalt checks it after each command of a client,
+// and a publish or a growing argument that passes it wakes an evictor at
+// once, so a message to many subscribers needs no further command to be
+// acted on.
 
 // countedReply is the smallest reply counted while it is written: smaller
 // ones (nearly all) leave at once and cost no shared counter (Redis's own
