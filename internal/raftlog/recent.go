@@ -13,6 +13,7 @@ var recentBytes uint64 = 8 << 20
 type recent struct {
 	ents  []raftpb.Entry // contiguous, ending at the log's last entry
 	bytes uint64
+	big   uint64 // the newest entry of bigBatch or more appended (0: none), for releaseBig
 }
 
 // append records ents (contiguous) as the log's newest entries, replacing
@@ -36,7 +37,11 @@ func (r *recent) append(ents []raftpb.Entry, first uint64) {
 	}
 	for i := range ents {
 		r.ents = append(r.ents, ents[i])
-		r.bytes += uint64(ents[i].Size())
+		size := uint64(ents[i].Size())
+		r.bytes += size
+		if size >= bigBatch {
+			r.big = ents[i].Index
+		}
 	}
 	k := 0
 	for r.bytes > recentBytes && k < len(r.ents)-1 {
@@ -67,6 +72,33 @@ func (r *recent) drop(k int) {
 		return
 	}
 	r.ents = append([]raftpb.Entry(nil), r.ents...)
+}
+
+// releaseBig forgets the entries up to the last one at or below index i
+// that weighs bigBatch or more, and copies the rest out of the array, which
+// would otherwise keep that entry's data alive.
+func (r *recent) releaseBig(i uint64) {
+	if r.big == 0 { // the common case: no scan
+		return
+	}
+	k := -1
+	for j := range r.ents {
+		if r.ents[j].Index > i {
+			break
+		}
+		if r.ents[j].Size() >= bigBatch {
+			k = j
+		}
+	}
+	if k >= 0 {
+		for _, e := range r.ents[:k+1] {
+			r.bytes -= uint64(e.Size())
+		}
+		r.ents = append([]raftpb.Entry(nil), r.ents[k+1:]...)
+	}
+	if r.big <= i { // none left (or it was dropped some other way)
+		r.big = 0
+	}
 }
 
 func (r *recent) reset() { *r = recent{} }

@@ -104,6 +104,8 @@ type Storage struct {
 	peers  map[uint64]string
 	sizes  sizes  // of the entries in the log
 	recent recent // the newest entries
+
+	released *Releaser // of the big batches Pebble keeps (release.go)
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -115,11 +117,13 @@ const MaxOpenFiles = 64
 
 // Open opens or creates the log in dir.
 func Open(dir string) (*Storage, error) {
-	db, err := pebble.Open(dir, &pebble.Options{
+	opts := &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             &pebblelog.Logger{Name: "raftlog pebble"},
 		MaxOpenFiles:       MaxOpenFiles,
-	})
+	}
+	opts.EnsureDefaults()
+	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -128,11 +132,15 @@ func Open(dir string) (*Storage, error) {
 		db.Close()
 		return nil, err
 	}
+	s.released = NewReleaser(db, int(opts.MemTableSize))
 	return s, nil
 }
 
 // Close closes the Pebble instance. No call may follow.
-func (s *Storage) Close() error { return s.db.Close() }
+func (s *Storage) Close() error {
+	s.released.Close()
+	return s.db.Close()
+}
 
 func (s *Storage) get(key []byte, f func([]byte) error) error {
 	v, c, err := s.db.Get(key)
@@ -528,6 +536,7 @@ func (s *Storage) save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.
 		b.Close()
 		return nil
 	}
+	defer s.released.Committed(b.Len())
 	return s.write(b, sync, func() {
 		if !raft.IsEmptySnap(snap) {
 			s.sizes.reset(ls.offset + 1) // the snapshot emptied the log
@@ -623,6 +632,16 @@ func (s *Storage) CreateSnapshot(i uint64, cs *raftpb.ConfState, data []byte) (r
 	}
 	err := s.write(b, true, func() { s.snap, s.cs = snap, snap.Metadata.ConfState })
 	return snap, err
+}
+
+// Committed says raft has handed the entries up to index i to be applied:
+// a big one among them (1 MB or more) need not stay in memory as one of
+// the newest, where it would live until later writes push it out (a
+// follower that still lacks it gets it from Pebble).
+func (s *Storage) Committed(i uint64) {
+	s.mu.Lock()
+	s.recent.releaseBig(i)
+	s.mu.Unlock()
 }
 
 // Compact discards the entries before index i; entry i's term is kept so

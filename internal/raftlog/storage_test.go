@@ -429,3 +429,34 @@ func TestRawNodeRestart(t *testing.T) {
 
 // discardLogger keeps raft's routine logging out of the test output.
 func discardLogger() raft.Logger { return &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)} }
+
+// A big entry leaves the cache of the newest entries once raft has handed
+// it to be applied (it stayed live until later entries pushed it out);
+// Entries still reads it, from Pebble.
+func TestCommittedReleasesBig(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	ents := []raftpb.Entry{
+		{Index: 1, Term: 1, Data: []byte("small")},
+		{Index: 2, Term: 1, Data: bytes.Repeat([]byte("v"), 2*bigBatch)},
+		{Index: 3, Term: 1, Data: []byte("small")},
+	}
+	if err := s.Save(raftpb.Snapshot{}, raftpb.HardState{Term: 1, Commit: 3}, ents, true); err != nil {
+		t.Fatal(err)
+	}
+	s.Committed(1)
+	if len(s.recent.ents) != 3 {
+		t.Fatalf("%d entries cached after Committed(1), want 3", len(s.recent.ents))
+	}
+	s.Committed(3)
+	if len(s.recent.ents) != 1 || s.recent.ents[0].Index != 3 || s.recent.bytes != uint64(ents[2].Size()) {
+		t.Fatalf("cached after Committed(3): %d entries, %d bytes; want entry 3 only", len(s.recent.ents), s.recent.bytes)
+	}
+	got, err := s.Entries(1, 4, math.MaxUint64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameEntries(got, ents); err != nil {
+		t.Fatal(err)
+	}
+}

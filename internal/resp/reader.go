@@ -31,6 +31,7 @@ const (
 	argArena   = 64
 	arenaBlock = 4096
 	argsBlock  = 256
+	bigArgs    = 1 << 20 // a command this big gets its own argument list
 )
 
 // DefaultMaxQuery bounds the memory one command may take, as Redis's
@@ -226,6 +227,13 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 			return nil, err
 		}
 		args = append(args, arg)
+	}
+	if n <= argsBlock/8 && total >= bigArgs {
+		// The block's slots would keep a big argument alive until the
+		// block is dropped, commands later: the list is moved out.
+		own := append([][]byte(nil), args...)
+		clear(args)
+		args = own
 	}
 	return args, nil
 }

@@ -85,6 +85,7 @@ type Client struct {
 	wroteTo   *shard.Shard // the shard of the client's last write (WAIT)
 	killed    atomic.Bool
 	closeOnce sync.Once
+	mem       clientMem // what its buffers hold, for maxmemory-clients (clientevict.go)
 
 	// blocked is set while a blocking command (or WAIT) waits here;
 	// unblock carries CLIENT UNBLOCK's reason to it (true: ERROR).
@@ -138,6 +139,7 @@ func newClient(s *Server, nc net.Conn) *Client {
 	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads}) // needs c
 	c.user.Store(s.users.Default())
 	c.rd.Grown = func(n int) {
+		c.setMem(&c.mem.query, int64(n)) // a big argument as it arrives
 		if n >= spikeBytes {
 			memorySpike() // the smaller buffer before it is garbage
 		}
@@ -194,6 +196,7 @@ func (c *Client) serve() {
 			}
 			c.callDone(argv, start)
 			c.publishState()
+			c.afterCommand()
 		}
 		if c.closing || c.killed.Load() {
 			c.waitPending()
@@ -222,6 +225,7 @@ func (c *Client) close() {
 		c.srv.tracker.disable(c)
 		c.closeSub()
 		c.nc.Close()
+		c.dropMem()
 	})
 }
 
@@ -233,7 +237,14 @@ func (c *Client) flush() bool {
 	if c.out.Len() == 0 {
 		return true
 	}
+	counted := c.out.Len() >= countedReply
+	if counted {
+		c.setMem(&c.mem.reply, int64(c.out.Len())) // while a slow reader keeps it
+	}
 	n, err := c.nc.Write(c.out.Bytes())
+	if counted {
+		c.setMem(&c.mem.reply, 0)
+	}
 	c.srv.Stats.NetOutput.Add(int64(n))
 	c.out.Reset()
 	if cap(c.out.Buf) >= spikeBytes || c.spiked {

@@ -102,7 +102,8 @@ func cmdClient(c *Client, argv [][]byte) {
 		}
 	case "no-evict":
 		switch strings.ToLower(string(argv[2])) {
-		case "on", "off": // basalt evicts no clients
+		case "on", "off":
+			c.mem.noEvict.Store(strings.EqualFold(string(argv[2]), "on"))
 			c.reply().OK()
 		default:
 			c.reply().Error(command.ErrSyntax)
@@ -224,6 +225,9 @@ func (c *Client) infoLine() string {
 		}
 	}
 	c.srv.tracker.mu.Unlock()
+	if c.mem.noEvict.Load() {
+		flags += "e"
+	}
 	if flags == "" {
 		flags = "N"
 	}
@@ -237,9 +241,9 @@ func (c *Client) infoLine() string {
 	if cmd == "" {
 		cmd = "NULL"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d",
 		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), connFD(c), *c.name.Load(), int64(now.Sub(c.created).Seconds()), idle, flags, db,
-		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, cmd, c.userName(), redir, proto)
+		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, c.mem.reply.Load()+c.mem.queue.Load(), c.mem.total(), cmd, c.userName(), redir, proto)
 }
 
 // clientType is the client's class for CLIENT LIST/KILL TYPE: "pubsub"

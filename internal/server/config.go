@@ -48,6 +48,7 @@ type Config struct {
 	MetaCacheSize    int64  // in-memory metadata cache, bytes (0: off)
 	MaxMemory        int64  // bounds the caches and the Go heap (memory.go; 0: none)
 	MaxMemoryPolicy  string // accepted and shown; data on disk is never evicted
+	MaxMemoryClients string // maxmemory-clients: bytes or "N%" of MaxMemory (clientevict.go)
 	LogLevel         string // Redis's levels: debug, verbose, notice, warning
 	LogFile          string // "" : standard output
 	LogFormat        string // text or json

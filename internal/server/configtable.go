@@ -154,11 +154,10 @@ var params = []param{
 	{name: "enable-protected-configs", kind: enumParam, enum: protectedAction, def: "no", flags: immutable, ptr: func(c *Config) any { return &c.EnableProtectedConfigs }},
 
 	// Memory.
-	{name: "maxmemory", kind: memParam, max: int64Max, def: "0", ptr: func(c *Config) any { return &c.MaxMemory }, apply: func(_ *Server, c Config) { setMemoryLimit(c) }},
+	{name: "maxmemory", kind: memParam, max: int64Max, def: "0", ptr: func(c *Config) any { return &c.MaxMemory }, apply: func(s *Server, c Config) { setMemoryLimit(c); s.applyClientEviction(c) }},
 	{name: "maxmemory-policy", kind: enumParam, enum: []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}, def: "noeviction", ptr: func(c *Config) any { return &c.MaxMemoryPolicy }},
 	{name: "maxmemory-samples", kind: intParam, min: 1, max: intMax, def: "5", unused: notEvicted},
 	{name: "maxmemory-eviction-tenacity", kind: intParam, max: 100, def: "10", unused: notEvicted},
-	{name: "maxmemory-clients", kind: memParam, min: -100, max: int64Max, def: "0", flags: percentOK, unused: "pubsub clients are bounded by client-output-buffer-limit; others by proto-max-bulk-len"},
 	{name: "lfu-log-factor", kind: intParam, max: intMax, def: "10", unused: notEvicted},
 	{name: "lfu-decay-time", kind: intParam, max: intMax, def: "1", unused: notEvicted},
 	{name: "replica-ignore-maxmemory", alias: "slave-ignore-maxmemory", kind: boolParam, def: "yes", unused: notEvicted},
@@ -177,6 +176,9 @@ var params = []param{
 	{name: "active-defrag-max-scan-fields", kind: intParam, min: 1, max: int64Max, def: "1000", unused: notDefrag},
 	{name: "cache-size", kind: memParam, min: 1 << 20, max: int64Max, def: strconv.FormatInt(store.DefaultCacheSize, 10), flags: immutable, ptr: func(c *Config) any { return &c.CacheSize }},
 	{name: "meta-cache-size", kind: memParam, max: int64Max, def: strconv.FormatInt(store.DefaultMetaCacheSize, 10), flags: immutable, ptr: func(c *Config) any { return &c.MetaCacheSize }},
+
+	// Client eviction (clientevict.go): bytes, or a percentage of maxmemory.
+	{name: "maxmemory-clients", kind: memParam, min: -100, max: int64Max, def: "0", flags: percentOK, ptr: func(c *Config) any { return &c.MaxMemoryClients }, apply: func(s *Server, c Config) { s.applyClientEviction(c) }},
 
 	// Encodings: accepted and shown, never used (notEncoding), but for
 	// streams, whose node bookkeeping decides what '~' trims.

@@ -176,9 +176,12 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1))))
 		add("mem_fragmentation_bytes", int64(rss)-int64(m.HeapAlloc))
 		for _, k := range []string{"mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers",
-			"mem_clients_slaves", "mem_clients_normal", "mem_cluster_links", "mem_aof_buffer"} {
+			"mem_clients_slaves"} {
 			add(k, 0) // none of these buffers exists in basalt
 		}
+		add("mem_clients_normal", s.clientEvict.used.Load()) // what maxmemory-clients bounds
+		add("mem_cluster_links", 0)
+		add("mem_aof_buffer", 0)
 		add("mem_allocator", "go")
 		add("active_defrag_running", 0)
 		add("lazyfree_pending_objects", 0)
@@ -279,7 +282,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("expired_time_cap_reached_count", 0)
 		add("expire_cycle_cpu_milliseconds", 0)
 		add("evicted_keys", 0)
-		add("evicted_clients", 0)
+		add("evicted_clients", s.clientEvict.evicted.Load())
 		add("total_eviction_exceeded_time", 0) // nothing is evicted
 		add("current_eviction_exceeded_time", 0)
 		add("keyspace_hits", s.sumShards(func(sh *shard.Shard) int64 { return sh.Store().Hits.Load() })) // lookups of reads outside MULTI and scripts

@@ -226,12 +226,14 @@ func (s *subscriber) enqueue(b []byte, lim BufferLimit) {
 	s.buf = append(s.buf, b...)
 	if s.overLimit(lim) {
 		s.dead, s.buf = true, nil
+		s.recount()
 		s.mu.Unlock()
 		slog.Warn("client closed for overcoming of output buffer limits", "id", s.c.id, "addr", s.c.nc.RemoteAddr().String())
 		s.c.killed.Store(true)
 		s.c.nc.Close() // the client's goroutine sees the read fail and cleans up
 		return
 	}
+	s.recount()
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -267,6 +269,7 @@ func (s *subscriber) commit(out *resp.Writer) {
 	s.mu.Lock()
 	if !s.dead {
 		s.buf = append(s.buf, out.Bytes()...)
+		s.recount()
 	}
 	s.mu.Unlock()
 	out.Reset()
@@ -304,6 +307,7 @@ func (s *subscriber) drain() bool {
 		if err != nil {
 			s.dead, s.buf = true, nil
 		}
+		s.recount()
 		s.mu.Unlock()
 		if err != nil {
 			s.c.nc.Close()
@@ -385,6 +389,7 @@ func (c *Client) endExec() {
 		return
 	}
 	s.buf = slices.Insert(s.buf, s.heldAt, c.out.Bytes()...)
+	s.recount()
 	c.out.Reset()
 	select {
 	case s.wake <- struct{}{}:
@@ -542,6 +547,7 @@ func (c *Client) closeSub() {
 	c.dropSubscriptions()
 	c.sub.mu.Lock()
 	c.sub.dead, c.sub.buf = true, nil
+	c.sub.recount()
 	c.sub.mu.Unlock()
 	close(c.sub.done)
 }

@@ -76,7 +76,8 @@ type Server struct {
 	Stats           Stats
 	shutdown        chan struct{} // closed by SHUTDOWN or a signal
 
-	refusedLog store.LogLimit // the lines of refused clients (listen.go)
+	refusedLog  store.LogLimit // the lines of refused clients (listen.go)
+	clientEvict clientEviction // maxmemory-clients (clientevict.go)
 }
 
 // Stats are server-wide counters for INFO.
@@ -175,6 +176,7 @@ func New(cfg Config) (*Server, error) {
 	s.tracker = newTracker(s)
 	s.applyOpsConfig(cfg)
 	s.applyNetConfig(cfg)
+	s.applyClientEviction(cfg)
 	// The users of the log, if an ACL command changed them.
 	s.syncUsers()
 	s.saving.lastSave, s.saving.bgOK, s.saving.bgSeconds = s.start, true, -1 // as Redis at startup

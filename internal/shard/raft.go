@@ -456,8 +456,9 @@ func (n *node) handleReady(rd raft.Ready) error {
 		delete(n.reads, string(rs.RequestCtx))
 	}
 	added := n.applyConf(rd.CommittedEntries)
-	if len(rd.CommittedEntries) > 0 {
+	if k := len(rd.CommittedEntries); k > 0 {
 		n.s.events <- event{ents: rd.CommittedEntries}
+		n.log.Committed(rd.CommittedEntries[k-1].Index)
 	}
 	if added {
 		n.s.events <- event{snapshot: true}

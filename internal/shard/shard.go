@@ -206,8 +206,9 @@ type Shard struct {
 	clockRefusal      atomic.Pointer[string]
 	clockAnchor       atomic.Pointer[clockAnchor]
 	clockLog          store.LogLimit
-	snapWanted        atomic.Bool // raft asked for a snapshot the loop has not taken yet
-	snaps             snapSource  // the store snapshot a leader streams to members (snapshot.go)
+	snapWanted        atomic.Bool       // raft asked for a snapshot the loop has not taken yet
+	snaps             snapSource        // the store snapshot a leader streams to members (snapshot.go)
+	storeRelease      *raftlog.Releaser // of the store's big batches Pebble keeps
 
 	// Owned by the apply loop.
 	appliedTerm uint64      // the term of the last entry applied
@@ -327,6 +328,7 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 		return nil, err
 	}
 	s.node = n
+	s.storeRelease = raftlog.NewReleaser(st.Pebble(), store.MemTableSize)
 	go n.run()
 	go s.loop()
 	go s.syncer()
@@ -610,6 +612,7 @@ func (s *Shard) Close() {
 		close(s.closing)
 		<-s.done
 		s.node.stop()
+		s.storeRelease.Close() // before the store closes
 		s.node.log.Close()
 		s.snaps.release()
 	})
@@ -1001,11 +1004,13 @@ func (s *Shard) commitPending(index, term uint64) {
 // shard's writes.
 func (s *Shard) commitApplied(tx *store.Tx, touched *groupTouches, index, term uint64) error {
 	tx.SetApplied(index)
+	size := tx.BatchSize()
 	if err := tx.Commit(false); err != nil {
 		s.storeFailed(err)
 		tx.Close()
 		return err
 	}
+	s.storeRelease.Committed(size)
 	s.Watches.publish(touched, index, &s.applied)
 	s.setApplied(index, term)
 	s.Stats.Groups.Add(1)

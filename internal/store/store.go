@@ -87,6 +87,10 @@ const DefaultMetaCacheSize = 256 << 20
 // DefaultCacheSize is the block cache basalt uses unless told otherwise.
 const DefaultCacheSize = 1 << 30
 
+// MemTableSize is the size of the store's memtables; Pebble takes a batch
+// over half of it as a memtable of its own (see raftlog.Releaser).
+const MemTableSize = 8 << 20
+
 // Open opens or creates the store in dir.
 func Open(dir string, o Options) (*Store, error) {
 	if o.Databases <= 0 {
@@ -105,7 +109,7 @@ func Open(dir string, o Options) (*Store, error) {
 		// walks it: a memtable that stays within the CPU caches is cheaper
 		// per write than fewer, larger flushes. SET -P 16 ran 1.15-1.3x
 		// faster with 8 MB than with 64 MB (docs/benchmarks.md, run F).
-		MemTableSize: 8 << 20,
+		MemTableSize: MemTableSize,
 		MaxOpenFiles: o.MaxOpenFiles,
 		// Every flush holds the group's metadata and state entries ('m',
 		// 's') and its members ('v'), so it overlaps all the members

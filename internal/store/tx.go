@@ -141,6 +141,9 @@ func (c *chain) release() {
 	}
 }
 
+// BatchSize is how many bytes the Tx's own batch holds.
+func (t *Tx) BatchSize() int { return t.b.Len() }
+
 // ViewSize is how many bytes the chain's view holds: a long chain's view
 // only shrinks once every Tx of it is committed.
 func (t *Tx) ViewSize() int { return t.chain.view.Len() }

@@ -14,7 +14,11 @@ const mb = 1 << 20
 
 // A 100 MB SET and GET cost a few times the value, not ten, and the memory
 // goes back to the OS within seconds; a second client's PING keeps
-// answering meanwhile. The figures are in docs/limits.md.
+// answering meanwhile. Once written, the value is not kept live: the heap
+// after a collection falls under half the value within seconds (it stayed
+// at 2.4-3.5 times the value, in the Raft log's newest entry and in the
+// batches Pebble keeps, until later writes). The figures are in
+// docs/limits.md.
 func TestBigValueMemory(t *testing.T) {
 	b := testutil.StartBasalt(t, "")
 	c := testutil.Dial(t, b.Addr)
@@ -25,14 +29,15 @@ func TestBigValueMemory(t *testing.T) {
 		t.Fatalf("SET: %.100v", r)
 	}
 	afterSet := peakRSS(t, b.Pid())
+	live := waitLiveHeap(t, c, 50*mb, 10*time.Second)
 	if r := c.Do("GET", "big"); r.Str != value {
 		t.Fatalf("GET: %d bytes back, want %d", len(r.Str), len(value))
 	}
 	peak := peakRSS(t, b.Pid())
 	settled := waitRSS(t, b.Pid(), 640*mb, 5*time.Second)
 	stall := stopPinger()
-	t.Logf("peak RSS %d MB after the SET, %d MB after the GET, %d MB a moment later; PING waited up to %v",
-		afterSet/mb, peak/mb, settled/mb, stall)
+	t.Logf("peak RSS %d MB after the SET, live heap %d MB once it is flushed, peak RSS %d MB after the GET, %d MB a moment later; PING waited up to %v",
+		afterSet/mb, live/mb, peak/mb, settled/mb, stall)
 	if afterSet > 1100*mb || peak > 1400*mb {
 		t.Errorf("peak RSS %d MB after a 100 MB SET (bound 1100), %d MB after its GET (bound 1400)", afterSet/mb, peak/mb)
 	}
@@ -82,19 +87,35 @@ func TestBigBulksCutOff(t *testing.T) {
 	}
 }
 
-// waitRSS waits up to timeout for a process's RSS to drop to bound, and
-// fails the test if it does not; it returns the last RSS read.
+// waitLiveHeap waits up to timeout for the server's live heap (INFO's
+// used_memory right after MEMORY PURGE, which collects) to drop to bound.
+func waitLiveHeap(t *testing.T, c *testutil.Conn, bound int64, timeout time.Duration) int64 {
+	t.Helper()
+	return waitBelow(t, "live heap", bound, timeout, func() int64 {
+		c.Do("MEMORY", "PURGE")
+		return infoField(t, c, "memory", "used_memory")
+	})
+}
+
+// waitRSS waits up to timeout for a process's RSS to drop to bound.
 func waitRSS(t *testing.T, pid int, bound int64, timeout time.Duration) int64 {
+	t.Helper()
+	return waitBelow(t, "RSS", bound, timeout, func() int64 { return procStatus(t, pid, "VmRSS") })
+}
+
+// waitBelow waits up to timeout for what read measures to drop to bound,
+// and fails the test if it does not; it returns the last value read.
+func waitBelow(t *testing.T, what string, bound int64, timeout time.Duration, read func() int64) int64 {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		rss := procStatus(t, pid, "VmRSS")
-		if rss <= bound {
-			return rss
+		v := read()
+		if v <= bound {
+			return v
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("RSS still %d MB after %v (bound %d MB)", rss/mb, timeout, bound/mb)
-			return rss
+			t.Errorf("%s still %d MB after %v (bound %d MB)", what, v/mb, timeout, bound/mb)
+			return v
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
