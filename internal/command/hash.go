@@ -441,7 +441,10 @@ func cmdHMGet(c *Ctx) {
 	if wrong {
 		return
 	}
-	h := decodeHashHeader(m.Body)
+	var h hashHeader
+	if ok {
+		h = decodeHashHeader(m.Body)
+	}
 	fields := c.Args[2:]
 	c.W.ArrayLen(len(fields))
 	for _, f := range fields {
