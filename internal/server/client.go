@@ -92,6 +92,10 @@ type Client struct {
 	unblock chan bool
 
 	sub *subscriber // set on the first SUBSCRIBE or CLIENT TRACKING (pubsub.go)
+	// readIdle is set while the client waits for input with none
+	// buffered, until a read brings some: a PUBLISH waits for the
+	// subscribers that have input to run it (Hub.awaitInput).
+	readIdle atomic.Bool
 
 	// The command being dispatched, for LATENCY, SLOWLOG and MONITOR
 	// (calls.go): call is what ran (nil: refused, queued or forwarded),
@@ -135,7 +139,7 @@ func newClient(s *Server, nc net.Conn) *Client {
 		txSlot:  -1,
 		proxy:   s.config().ClusterProxy,
 	}
-	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads}) // needs c
+	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads, &c.readIdle}) // needs c
 	c.user.Store(s.users.Default())
 	c.rd.Grown = func(n int) {
 		if n >= spikeBytes {
@@ -156,8 +160,11 @@ const flushAt = 64 << 10
 func (c *Client) serve() {
 	defer c.close()
 	for {
-		idle := c.rd.Buffered() == 0 && c.idleDeadline()
+		empty := c.rd.Buffered() == 0
+		c.readIdle.Store(empty)
+		idle := empty && c.idleDeadline()
 		argv, err := c.rd.ReadCommand()
+		c.readIdle.Store(false) // also when the command was buffered
 		if idle {
 			c.clearIdleDeadline()
 		}

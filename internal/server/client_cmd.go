@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"syscall"
@@ -253,21 +254,29 @@ func (c *Client) clientType() string {
 
 // connFD returns the socket's file descriptor without duplicating it.
 func connFD(c *Client) int {
-	nc := c.nc
-	if tc, ok := nc.(tlsConn); ok {
-		nc = tc.NetConn() // a TLS client's socket
-	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return -1
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConn(c.nc)
+	if rc == nil {
 		return -1
 	}
 	fd := -1
 	_ = rc.Control(func(f uintptr) { fd = int(f) })
 	return fd
+}
+
+// rawConn returns the socket under nc (a TLS client's too), or nil.
+func rawConn(nc net.Conn) syscall.RawConn {
+	if tc, ok := nc.(tlsConn); ok {
+		nc = tc.NetConn()
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
 }
 
 // clientKill handles CLIENT KILL addr (replies OK or an error) and CLIENT
