@@ -96,6 +96,10 @@ type Client struct {
 	// buffered, until a read brings some: a PUBLISH waits for the
 	// subscribers that have input to run it (Hub.awaitInput).
 	readIdle atomic.Bool
+	// qb follows Redis's query buffer for CLIENT LIST (client_querybuf.go);
+	// argvMem is the running command's argument bytes (argv-mem).
+	qb      *queryBuf
+	argvMem atomic.Int64
 
 	// The command being dispatched, for LATENCY, SLOWLOG and MONITOR
 	// (calls.go): call is what ran (nil: refused, queued or forwarded),
@@ -135,6 +139,7 @@ func newClient(s *Server, nc net.Conn) *Client {
 		authed:  !s.defaultNeedsAuth(),
 		created: time.Now(),
 		unblock: make(chan bool, 1),
+		qb:      newQueryBuf(time.Now()),
 		sh:      s.group(),
 		txSlot:  -1,
 		proxy:   s.config().ClusterProxy,
@@ -194,12 +199,16 @@ func (c *Client) serve() {
 			c.clockNext = 0
 			c.dispatched, c.dispatchedAt = argv, start
 			c.replyMark, c.replyErr = markUnset, false
+			wire, bigArg := commandInput(argv)
+			c.qb.read(time.Now(), wire, bigArg, int64(c.rd.Buffered()))
+			c.argvMem.Store(argvMem(argv))
 			if c.replyOff || c.skipNext {
 				c.dispatchMuted(argv)
 			} else {
 				c.dispatch(argv)
 			}
 			c.callDone(argv, start)
+			c.argvMem.Store(0)
 			c.publishState()
 		}
 		if c.closing || c.killed.Load() {
@@ -209,6 +218,7 @@ func (c *Client) serve() {
 		}
 		if c.rd.Buffered() == 0 || c.out.Len() > flushAt || len(c.pending) >= 1024 {
 			c.confirmed.reset() // what comes next arrives after these replies
+			c.qb.consumed(int64(c.rd.Buffered()))
 			c.waitPending()
 			c.tally.Flush()
 			c.clockNext = 0 // the next command waits to be read
