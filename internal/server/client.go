@@ -139,7 +139,7 @@ func newClient(s *Server, nc net.Conn) *Client {
 		authed:  !s.defaultNeedsAuth(),
 		created: time.Now(),
 		unblock: make(chan bool, 1),
-		qb:      newQueryBuf(time.Now()),
+		qb:      newQueryBuf(nanotime()),
 		sh:      s.group(),
 		txSlot:  -1,
 		proxy:   s.config().ClusterProxy,
@@ -200,7 +200,7 @@ func (c *Client) serve() {
 			c.dispatched, c.dispatchedAt = argv, start
 			c.replyMark, c.replyErr = markUnset, false
 			wire, bigArg := commandInput(argv)
-			c.qb.read(time.Now(), wire, bigArg, int64(c.rd.Buffered()))
+			c.qb.read(start, wire, bigArg, int64(c.rd.Buffered()))
 			c.argvMem.Store(argvMem(argv))
 			if c.replyOff || c.skipNext {
 				c.dispatchMuted(argv)

@@ -238,7 +238,7 @@ func (c *Client) infoLine() string {
 	if cmd == "" {
 		cmd = "NULL"
 	}
-	qbuf, qbufFree := c.qb.figures(now)
+	qbuf, qbufFree := c.qb.figures(nanotime())
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d",
 		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), connFD(c), *c.name.Load(), int64(now.Sub(c.created).Seconds()), idle, flags, db,
 		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, qbuf, qbufFree, c.argvMem.Load(), cmd, c.userName(), redir, proto)

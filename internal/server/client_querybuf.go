@@ -20,14 +20,15 @@ import (
 //     twice the peak since the last pass, and samples the input usage.
 //
 // Not followed: the greedy growth of a buffer that a pipeline fills past
-// its room (what each read brings depends on the network).
+// its room (what each read brings depends on the network). Times are
+// nanotime readings.
 type queryBuf struct {
 	mu    sync.Mutex
-	alloc int64     // Redis's sdsalloc
-	len   int64     // sdslen: bytes read and not yet consumed
-	peak  int64     // querybuf_peak since the last cron pass
-	last  time.Time // last interaction, for the idle rule
-	next  time.Time // the next cron pass
+	alloc int64 // Redis's sdsalloc
+	len   int64 // sdslen: bytes read and not yet consumed
+	peak  int64 // querybuf_peak since the last cron pass
+	last  int64 // last interaction, for the idle rule
+	next  int64 // the next cron pass
 	slots [qbSlots]qbSlot
 }
 
@@ -36,15 +37,15 @@ const (
 	protoIOBufLen        = 16 << 10
 	protoMBulkBigArg     = 32 << 10
 	protoResizeThreshold = 32 << 10
-	clientsCronPeriod    = 100 * time.Millisecond
+	clientsCronPeriod    = int64(100 * time.Millisecond)
 	qbSlots              = 8 // CLIENTS_PEAK_MEM_USAGE_SLOTS: seconds of input usage kept
 )
 
 // qbSlot is the largest input usage a cron pass saw in one second.
 type qbSlot struct{ sec, max int64 }
 
-func newQueryBuf(now time.Time) *queryBuf {
-	return &queryBuf{last: now, next: now.Add(clientsCronPeriod)}
+func newQueryBuf(now int64) *queryBuf {
+	return &queryBuf{last: now, next: now + clientsCronPeriod}
 }
 
 // jemallocSize is the size class jemalloc serves a request of n bytes
@@ -88,29 +89,28 @@ func (q *queryBuf) mallocSize() int64 {
 // advance runs the cron passes due by now. After a pass that changed
 // nothing only the idle rule and the samples can differ, so a long gap
 // runs only its last seconds.
-func (q *queryBuf) advance(now time.Time) {
-	if gap := now.Sub(q.next); gap > (qbSlots+3)*time.Second {
+func (q *queryBuf) advance(now int64) {
+	if gap := now - q.next; gap > int64((qbSlots+3)*time.Second) {
 		q.cronPass(q.next)
-		q.next = q.next.Add(gap - (qbSlots+2)*time.Second)
+		q.next += gap - int64((qbSlots+2)*time.Second)
 	}
-	for !q.next.After(now) {
+	for ; q.next <= now; q.next += clientsCronPeriod {
 		q.cronPass(q.next)
-		q.next = q.next.Add(clientsCronPeriod)
 	}
 }
 
 // cronPass is clientsCronResizeQueryBuffer and the input half of
 // clientsCronTrackExpansiveClients at time at.
-func (q *queryBuf) cronPass(at time.Time) {
+func (q *queryBuf) cronPass(at int64) {
+	sec := at / int64(time.Second)
 	if q.alloc-q.len > 4<<10 {
-		if at.Unix()-q.last.Unix() > 2 {
+		if sec-q.last/int64(time.Second) > 2 {
 			q.alloc = q.len // sdsRemoveFreeSpace
 		} else if q.alloc > protoResizeThreshold && q.alloc/2 > q.peak {
 			q.alloc = max(q.len, q.peak) // sdsResize to the peak
 		}
 	}
 	q.peak = q.len
-	sec := at.Unix()
 	s := &q.slots[sec%qbSlots]
 	if s.sec != sec {
 		*s = qbSlot{sec: sec}
@@ -121,7 +121,7 @@ func (q *queryBuf) cronPass(at time.Time) {
 // read records a command read from the socket: wire is its size in RESP,
 // bigArg the size of its last argument of 32 KB or more (0 if none), and
 // buffered what was read after it.
-func (q *queryBuf) read(now time.Time, wire, bigArg, buffered int64) {
+func (q *queryBuf) read(now, wire, bigArg, buffered int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.advance(now)
@@ -148,7 +148,7 @@ func (q *queryBuf) consumed(buffered int64) {
 }
 
 // figures returns qbuf and qbuf-free at now.
-func (q *queryBuf) figures(now time.Time) (used, free int64) {
+func (q *queryBuf) figures(now int64) (used, free int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.advance(now)
@@ -157,11 +157,11 @@ func (q *queryBuf) figures(now time.Time) (used, free int64) {
 
 // recentMax is the largest input usage of the last seconds, as the cron
 // sampled it (client_recent_max_input_buffer's share of this client).
-func (q *queryBuf) recentMax(now time.Time) int64 {
+func (q *queryBuf) recentMax(now int64) int64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.advance(now)
-	m, sec := int64(0), now.Unix()
+	m, sec := int64(0), now/int64(time.Second)
 	for _, s := range q.slots {
 		if s.sec > sec-qbSlots+1 {
 			m = max(m, s.max)

@@ -113,7 +113,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		n := len(s.clients)
 		input := int64(0)
 		for _, c := range s.clients {
-			input = max(input, c.qb.recentMax(now))
+			input = max(input, c.qb.recentMax(nanotime()))
 		}
 		s.mu.Unlock()
 		add("connected_clients", n)

@@ -473,46 +473,41 @@ func TestHash(t *testing.T) {
 		// again keeps its place, a deleted one leaves the others in
 		// theirs, and the order survives COPY, RENAME, MULTI, scripts and
 		// DUMP/RESTORE between the servers.
+		p.both(t, `
+			HSET h z 1 a 2 m 3
+			HSET h a 9 q 4
+			HGETALL h
+			HDEL h z
+			HSET h z 5
+			HSETNX h a x
+			HSETNX h b 6
+			HINCRBY h n 3
+			HINCRBY h a 1
+			HINCRBYFLOAT h f 1.5
+			HMSET h c 7 m 8
+			HGETALL h
+			HKEYS h
+			HVALS h
+			HSCAN h 0
+			HSCAN h 0 MATCH [a-m]
+			HSCAN h 0 NOVALUES
+			HRANDFIELD h 100 WITHVALUES
+			COPY h h2
+			HGETALL h2
+			RENAME h2 h3
+			HGETALL h3
+			MULTI
+			HSET h y 1
+			HDEL h a
+			HGETALL h
+			EXEC
+			EVAL 'redis.call("hset", KEYS[1], "e", "1"); return redis.call("hgetall", KEYS[1])' 1 h
+			HDEL h z m q b n c f y e
+			HGETALL h
+			HSET h new 1
+			HGETALL h
+		`)
 		d := p.diff(t)
-		for _, proto := range []int{2, 3} {
-			d.Proto(proto)
-			d.Do("FLUSHALL")
-			d.Run(`
-				HSET h z 1 a 2 m 3
-				HSET h a 9 q 4
-				HGETALL h
-				HDEL h z
-				HSET h z 5
-				HSETNX h a x
-				HSETNX h b 6
-				HINCRBY h n 3
-				HINCRBY h a 1
-				HINCRBYFLOAT h f 1.5
-				HMSET h c 7 m 8
-				HGETALL h
-				HKEYS h
-				HVALS h
-				HSCAN h 0
-				HSCAN h 0 MATCH [a-m]
-				HSCAN h 0 NOVALUES
-				HRANDFIELD h 100 WITHVALUES
-				COPY h h2
-				HGETALL h2
-				RENAME h2 h3
-				HGETALL h3
-				MULTI
-				HSET h y 1
-				HDEL h a
-				HGETALL h
-				EXEC
-				EVAL 'redis.call("hset", KEYS[1], "e", "1"); return redis.call("hgetall", KEYS[1])' 1 h
-				HDEL h z m q b n c f y e
-				HGETALL h
-				HSET h new 1
-				HGETALL h
-			`)
-		}
-		d.Proto(2)
 		// DUMP of either server restored on both.
 		d.Do("HSET", "d", "k3", "1", "k1", "2", "k2", "3", "k0", "")
 		for _, c := range []*testutil.Conn{d.Want, d.Got} {
