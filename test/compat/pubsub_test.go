@@ -479,8 +479,8 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 }
 
 // TestPubSubUnsubscribeBeforePublish: a client writes UNSUBSCRIBE (or
-// PUNSUBSCRIBE) and, without waiting for the confirmation, another
-// connection publishes: Redis serves the two in the order they arrived,
+// PUNSUBSCRIBE, or SUNSUBSCRIBE) and, without waiting for the
+// confirmation, another connection publishes: Redis serves the two in the order they arrived,
 // so the message reaches nobody (Redis's suite does this in "PUBLISH/
 // SUBSCRIBE after UNSUBSCRIBE without arguments"). Both servers run the
 // same rounds. Under load the kernel may deliver the second connection's
@@ -493,9 +493,10 @@ func TestPubSubUnsubscribeBeforePublish(t *testing.T) {
 	const rounds = 300
 	const tolerated = rounds / 50
 	for _, addr := range []string{redis.Addr, basalt.Addr} {
-		for _, kind := range []struct{ sub, unsub, name string }{
-			{"SUBSCRIBE", "UNSUBSCRIBE", "chan"},
-			{"PSUBSCRIBE", "PUNSUBSCRIBE", "cha*"},
+		for _, kind := range []struct{ sub, unsub, name, pub string }{
+			{"SUBSCRIBE", "UNSUBSCRIBE", "chan", "PUBLISH"},
+			{"PSUBSCRIBE", "PUNSUBSCRIBE", "cha*", "PUBLISH"},
+			{"SSUBSCRIBE", "SUNSUBSCRIBE", "chan", "SPUBLISH"},
 		} {
 			sub, pub := testutil.Dial(t, addr), testutil.Dial(t, addr)
 			wrong, done := 0, 0
@@ -505,7 +506,7 @@ func TestPubSubUnsubscribeBeforePublish(t *testing.T) {
 					t.Fatalf("%s %s: %v", addr, kind.sub, r)
 				}
 				sub.Send(testutil.Command(kind.unsub))
-				if r := pub.Do("PUBLISH", "chan", "m"); r.Int != 0 {
+				if r := pub.Do(kind.pub, "chan", "m"); r.Int != 0 {
 					wrong++
 					sub.Read() // the message came before the confirmation
 				}
