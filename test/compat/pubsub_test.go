@@ -479,47 +479,49 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 }
 
 // TestPubSubUnsubscribeBeforePublish: a client writes UNSUBSCRIBE (or
-// PUNSUBSCRIBE, or SUNSUBSCRIBE) and, without waiting for the
-// confirmation, another connection publishes: Redis serves the two in the order they arrived,
-// so the message reaches nobody (Redis's suite does this in "PUBLISH/
-// SUBSCRIBE after UNSUBSCRIBE without arguments"). Both servers run the
-// same rounds. Under load the kernel may deliver the second connection's
-// bytes first (loopback packets queued on two CPUs), which no server can
-// see, so a few rounds in a hundred may fail on either; without basalt's
-// wait for subscribers with input (Hub.awaitInput) a third to nearly all
-// of them did.
+// PUNSUBSCRIBE, or SUNSUBSCRIBE) and, without waiting for the confirmation,
+// another connection publishes: Redis serves the two in the order they
+// arrived, so the message reaches nobody (Redis's suite does this in
+// "PUBLISH/SUBSCRIBE after UNSUBSCRIBE without arguments"). Both servers
+// run the same rounds. Under load the kernel may deliver the second
+// connection's bytes first (loopback packets queued on two CPUs), which no
+// server can see, so up to 3% of the rounds may fail on either (on a loaded
+// machine at most 1% did); without basalt's wait for subscribers with input
+// (Hub.awaitInput) a quarter of them or more did.
 func TestPubSubUnsubscribeBeforePublish(t *testing.T) {
 	redis, basalt := testutil.StartPair(t)
-	const rounds = 300
-	const tolerated = rounds / 50
+	kinds := []struct{ sub, unsub, name, pub string }{
+		{"SUBSCRIBE", "UNSUBSCRIBE", "chan", "PUBLISH"},
+		{"PSUBSCRIBE", "PUNSUBSCRIBE", "cha*", "PUBLISH"},
+		{"SSUBSCRIBE", "SUNSUBSCRIBE", "chan", "SPUBLISH"},
+	}
+	const rounds = 300 // of each kind
 	for _, addr := range []string{redis.Addr, basalt.Addr} {
-		for _, kind := range []struct{ sub, unsub, name, pub string }{
-			{"SUBSCRIBE", "UNSUBSCRIBE", "chan", "PUBLISH"},
-			{"PSUBSCRIBE", "PUNSUBSCRIBE", "cha*", "PUBLISH"},
-			{"SSUBSCRIBE", "SUNSUBSCRIBE", "chan", "SPUBLISH"},
-		} {
+		wrong, done := 0, 0
+		for _, kind := range kinds {
 			sub, pub := testutil.Dial(t, addr), testutil.Dial(t, addr)
-			wrong, done := 0, 0
+			kindWrong, kindDone := 0, 0
 			deadline := time.Now().Add(20 * time.Second)
-			for ; done < rounds && time.Now().Before(deadline); done++ {
+			for ; kindDone < rounds && time.Now().Before(deadline); kindDone++ {
 				if r := sub.Do(kind.sub, kind.name); len(r.Elems) != 3 {
 					t.Fatalf("%s %s: %v", addr, kind.sub, r)
 				}
 				sub.Send(testutil.Command(kind.unsub))
 				if r := pub.Do(kind.pub, "chan", "m"); r.Int != 0 {
-					wrong++
+					kindWrong++
 					sub.Read() // the message came before the confirmation
 				}
 				if r := sub.Read(); len(r.Elems) != 3 || !strings.EqualFold(r.Elems[0].Str, kind.unsub) {
 					t.Fatalf("%s: %s answered %v", addr, kind.unsub, r)
 				}
 			}
-			t.Logf("%s %s: %d of %d PUBLISHes reached the client", addr, kind.unsub, wrong, done)
-			if wrong > tolerated {
-				t.Errorf("%s: a PUBLISH after %s reached the unsubscribed client %d times in %d rounds", addr, kind.unsub, wrong, done)
-			}
+			t.Logf("%s %s: %d of %d PUBLISHes reached the client", addr, kind.unsub, kindWrong, kindDone)
+			wrong, done = wrong+kindWrong, done+kindDone
 			sub.Close()
 			pub.Close()
+		}
+		if wrong > done*3/100 {
+			t.Errorf("%s: a PUBLISH after an unsubscription reached the client %d times in %d rounds", addr, wrong, done)
 		}
 	}
 }
