@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -139,10 +140,12 @@ func (h *Hub) publishLocked(kind int, channel, message []byte) int {
 // inputWait bounds how long a PUBLISH waits for subscribers to run the
 // input they have, and awaitMax how many subscribers it looks at
 // (awaitInput): on a loaded machine a goroutine may wait milliseconds for
-// a thread, and each look costs a system call.
+// a thread, and each look costs a system call. A subscriber that was
+// still busy when a wait ended is not waited for again for slowPause.
 const (
 	inputWait = 10 * time.Millisecond
 	awaitMax  = 16
+	slowPause = int64(time.Second)
 )
 
 // awaitInput lets the subscribers that a message on channel would reach,
@@ -156,12 +159,14 @@ const (
 // only be pub/sub commands, PING, QUIT or RESET, which run at once, where
 // a RESP3 subscriber may be running any command for a long time), and only
 // when the message reaches at most awaitMax of them: a message to many is
-// not delayed.
+// not delayed, and a subscriber that never stops sending delays at most
+// one PUBLISH each slowPause.
 func (h *Hub) awaitInput(kind int, channel []byte, publisher *Client) {
 	var look []*inputWaiter
+	now := nanotime()
 	add := func(set *subSet) {
 		for s := range set.subs {
-			if s.c != publisher && s.proto() == 2 && len(look) <= awaitMax {
+			if s.c != publisher && s.proto() == 2 && !s.slow(now) && len(look) <= awaitMax {
 				look = append(look, &inputWaiter{s: s})
 			}
 		}
@@ -181,14 +186,30 @@ func (h *Hub) awaitInput(kind int, channel []byte, publisher *Client) {
 	if len(look) > awaitMax {
 		return
 	}
-	deadline := time.Now().Add(inputWait)
-	for {
+	for i := 0; ; i++ {
 		look = slices.DeleteFunc(look, (*inputWaiter).quiet)
-		if len(look) == 0 || time.Now().After(deadline) {
+		if len(look) == 0 {
 			return
 		}
-		runtime.Gosched()
+		if t := nanotime(); t-now >= int64(inputWait) {
+			for _, w := range look {
+				w.s.slowAt.Store(t)
+			}
+			return
+		}
+		if i < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(50 * time.Microsecond) // not a busy loop for the whole wait
+		}
 	}
+}
+
+// slow reports whether a PUBLISH waited in vain for the subscriber's
+// input less than slowPause before now.
+func (s *subscriber) slow(now int64) bool {
+	at := s.slowAt.Load()
+	return at != 0 && now-at < slowPause
 }
 
 // inputWaiter follows a subscriber for awaitInput. The subscriber is quiet
@@ -270,7 +291,8 @@ type subscriber struct {
 	held   bool
 	heldAt int
 
-	raw syscall.RawConn // the client's socket, for inputPending; nil if none
+	raw    syscall.RawConn // the client's socket, for inputPending; nil if none
+	slowAt atomic.Int64    // when a PUBLISH last waited in vain for its input (awaitInput)
 
 	wmu  sync.Mutex    // held while writing to the socket
 	wake chan struct{} // a message is waiting (capacity 1)

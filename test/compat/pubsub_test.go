@@ -2,6 +2,7 @@ package compat
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"net"
 	"slices"
@@ -523,5 +524,55 @@ func TestPubSubUnsubscribeBeforePublish(t *testing.T) {
 		if wrong > done*3/100 {
 			t.Errorf("%s: a PUBLISH after an unsubscription reached the client %d times in %d rounds", addr, wrong, done)
 		}
+	}
+}
+
+// TestPubSubBusySubscriber: a RESP2 subscriber that never stops sending
+// (PINGs, pipelined) is never quiet, so a PUBLISH waiting for its input
+// would wait its whole bound every time; it waits once a second at most.
+func TestPubSubBusySubscriber(t *testing.T) {
+	basalt := testutil.StartBasalt(t, "")
+	sub := testutil.Dial(t, basalt.Addr)
+	if r := sub.Do("SUBSCRIBE", "chan"); len(r.Elems) != 3 {
+		t.Fatalf("SUBSCRIBE: %v", r)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // PINGs as fast as the server takes them; replies read below
+		defer close(done)
+		ping := bytes.Repeat(testutil.Command("PING"), 100)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if sub.SendErr(ping) != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		for {
+			if _, err := sub.ReadErr(); err != nil {
+				return
+			}
+		}
+	}()
+	pub := testutil.Dial(t, basalt.Addr)
+	start := time.Now()
+	const n = 200
+	for range n {
+		if r := pub.Do("PUBLISH", "chan", "m"); r.Int != 1 {
+			t.Fatalf("PUBLISH: %v", r)
+		}
+	}
+	elapsed := time.Since(start)
+	close(stop)
+	sub.Close()
+	<-done
+	t.Logf("%d PUBLISHes to a busy subscriber in %v", n, elapsed)
+	if elapsed > time.Second {
+		t.Errorf("%d PUBLISHes to a busy subscriber took %v", n, elapsed)
 	}
 }
