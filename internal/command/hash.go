@@ -28,7 +28,8 @@ import (
 // hashtable: the numbers are dropped from the values and the order is the
 // store's (hash order), which Redis does not promise either. Hashes written
 // before basalt kept the order have plain values and no next number in
-// their header: they answer in hash order until they are deleted.
+// their header: they answer in hash order until a field is set, which
+// numbers their fields in that order first (hashWriter.number).
 func init() {
 	hashCat := []string{"hash"}
 	one := singleKey("hash")
@@ -276,6 +277,12 @@ func (w *hashWriter) put(field, value []byte, slot hashSlot) bool {
 		!slot.exists && w.h.n >= hashMaxListpackEntries {
 		w.convert()
 	}
+	if !w.h.big && !w.h.ordered {
+		w.number()
+		if slot.exists {
+			_, slot = w.get(field) // its number now
+		}
+	}
 	stored := value
 	if w.h.ordered {
 		if !slot.exists {
@@ -296,19 +303,37 @@ func (w *hashWriter) put(field, value []byte, slot hashSlot) bool {
 // hashtable: the fields lose their numbers, and with them their order.
 func (w *hashWriter) convert() {
 	w.h.big = true
-	if !w.h.ordered {
-		return
+	if w.h.ordered {
+		w.rewrite(func(_ int, v []byte) []byte { return v })
+		w.h.ordered, w.h.next = false, 0
 	}
+}
+
+// number gives the fields of a small hash written before basalt kept the
+// order their numbers, in the store's order, so that the fields added
+// from now on follow them in insertion order.
+func (w *hashWriter) number() {
+	n := w.rewrite(func(i int, v []byte) []byte {
+		w.buf = append(binary.AppendUvarint(w.buf[:0], uint64(i)), v...)
+		return w.buf
+	})
+	w.h.ordered, w.h.next = true, uint64(n)
+}
+
+// rewrite stores each field again, its value (as the header reads it)
+// turned into stored(i, value) for the i-th field in the store's order,
+// and returns how many there are.
+func (w *hashWriter) rewrite(stored func(i int, v []byte) []byte) int {
 	var subs, values [][]byte
-	w.c.Tx.Members(w.key, nil, nil, false, func(sub, stored []byte) bool {
-		_, v := w.h.value(stored)
+	w.c.Tx.Members(w.key, nil, nil, false, func(sub, s []byte) bool {
+		_, v := w.h.value(s)
 		subs, values = append(subs, bytes.Clone(sub)), append(values, bytes.Clone(v))
 		return true
 	})
 	for i, sub := range subs {
-		w.c.Tx.SetMember(w.key, sub, values[i])
+		w.c.Tx.SetMember(w.key, sub, stored(i, values[i]))
 	}
-	w.h.ordered, w.h.next = false, 0
+	return len(subs)
 }
 
 // tryConvert converts the hash before fields and values are written if

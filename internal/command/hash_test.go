@@ -172,7 +172,9 @@ func checkHashOrder(t *testing.T, st *store.Store, model map[string]*listpackHas
 
 // Hashes written before basalt kept insertion order (a 9-byte header, plain
 // values) still read and write correctly from an existing data directory:
-// they answer in hash order, and a long value converts them as before.
+// they answer in hash order; their first change numbers their fields in
+// that order, and the fields added after follow in insertion order; a long
+// value converts them as before.
 func TestHashLegacyEncoding(t *testing.T) {
 	dir := t.TempDir()
 	st, err := store.Open(dir, store.Options{Databases: 1})
@@ -238,7 +240,13 @@ func TestHashLegacyEncoding(t *testing.T) {
 			t.Fatalf("%v: %v", args, r)
 		}
 	}
+	before := replyStrings(setRun(st, "hkeys", "old"))
 	write("hset", "old", "d", "4", "a", "one")
+	write("hset", "old", "e", "5")
+	if keys := replyStrings(setRun(st, "hkeys", "old")); !slices.Equal(keys, append(before, "d", "e")) {
+		t.Errorf("HKEYS old after two new fields = %v, want %v then d and e", keys, before)
+	}
+	write("hdel", "old", "e")
 	write("hincrby", "old", "n", "5")
 	write("hdel", "old", "b")
 	fields = map[string]string{"a": "one", "c": "three", "n": "15", "d": "4"}
