@@ -16,8 +16,12 @@ func decodeSizeHeader(b []byte) sizeHeader {
 	return sizeHeader{n: int64(binary.BigEndian.Uint64(b)), big: b[8] != 0}
 }
 
-func (h sizeHeader) encode() []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 9), uint64(h.n))
+const sizeHeaderLen = 9
+
+func (h sizeHeader) encode() []byte { return h.appendTo(make([]byte, 0, sizeHeaderLen)) }
+
+func (h sizeHeader) appendTo(b []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(h.n))
 	if h.big {
 		return append(b, 1)
 	}

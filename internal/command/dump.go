@@ -72,8 +72,8 @@ func DumpValue(tx *store.Tx, key []byte, m store.Meta) *rdb.Value {
 		})
 	case store.TypeHash:
 		v.Kind = rdb.KindHash
-		c.Tx.Members(key, nil, nil, false, func(sub, e []byte) bool {
-			v.Members = append(v.Members, append([]byte(nil), store.HashedMember(sub)...))
+		hashFields(c, key, decodeHashHeader(m.Body), func(f, e []byte) bool {
+			v.Members = append(v.Members, append([]byte(nil), f...))
 			v.Values = append(v.Values, append([]byte(nil), e...))
 			return true
 		})
@@ -207,12 +207,7 @@ func restoreValue(c *Ctx, key []byte, v *rdb.Value, expireAt int64) {
 		}
 		c.Tx.Put(key, store.Meta{Type: store.TypeSet, ExpireAt: expireAt, Body: h.encode()})
 	case rdb.KindHash:
-		w, _ := hashForWrite(c, key)
-		for i, f := range v.Members {
-			w.set(f, v.Values[i])
-		}
-		w.m.ExpireAt, w.m.Body = expireAt, w.h.encode()
-		c.Tx.Put(key, w.m)
+		restoreHash(c, key, v.Members, v.Values, expireAt)
 	case rdb.KindStream:
 		restoreStream(c, key, v.Stream, expireAt)
 	case rdb.KindJSON:

@@ -1,10 +1,15 @@
 package command
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"basalt/internal/glob"
 	"basalt/internal/num"
@@ -12,8 +17,19 @@ import (
 )
 
 // Hash commands (t_hash.c in Redis). A hash is a metadata entry whose body
-// is sizeHeader, and one member entry per field: store.HashedSub(field) ->
+// is a hashHeader, and one member entry per field: store.HashedSub(field) ->
 // value. HGET and HSET touch one member; HLEN reads only the header.
+//
+// A small hash (Redis's listpack) keeps its fields in insertion order, as
+// Redis does: each value starts with its field's number (a uvarint), given
+// when the field is added and kept when it is set again, and HGETALL, HKEYS,
+// HVALS, HSCAN, HRANDFIELD and DUMP sort the fields by it. Past Redis's
+// listpack limits the hash is converted, as Redis converts it to a
+// hashtable: the numbers are dropped from the values and the order is the
+// store's (hash order), which Redis does not promise either. Hashes written
+// before basalt kept the order have plain values and no next number in
+// their header: they answer in hash order until a field is set, which
+// numbers their fields in that order first (hashWriter.number).
 func init() {
 	hashCat := []string{"hash"}
 	one := singleKey("hash")
@@ -52,6 +68,136 @@ const (
 	errOutOfRange = "ERR value is out of range"
 )
 
+// hashHeader is a hash's metadata body: its sizeHeader, then, while the
+// hash keeps insertion order (ordered), the number its next new field
+// takes, as a uvarint.
+type hashHeader struct {
+	sizeHeader
+	ordered bool
+	next    uint64
+}
+
+func decodeHashHeader(b []byte) hashHeader {
+	h := hashHeader{sizeHeader: decodeSizeHeader(b)}
+	if len(b) > sizeHeaderLen {
+		h.ordered = true
+		h.next, _ = binary.Uvarint(b[sizeHeaderLen:])
+	}
+	return h
+}
+
+func (h hashHeader) encode() []byte {
+	b := h.appendTo(make([]byte, 0, sizeHeaderLen+binary.MaxVarintLen64))
+	if h.ordered {
+		b = binary.AppendUvarint(b, h.next)
+	}
+	return b
+}
+
+// value splits a stored field value into its number (0 in a hash that
+// keeps no order) and the field's value.
+func (h hashHeader) value(stored []byte) (seq uint64, v []byte) {
+	if !h.ordered {
+		return 0, stored
+	}
+	seq, n := binary.Uvarint(stored)
+	if n <= 0 {
+		panic("hash: corrupt ordered field value")
+	}
+	return seq, stored[n:]
+}
+
+// hashFields visits the fields and values of key, whose header is h: in
+// insertion order when h keeps it (the hash is small, so it is read whole
+// first), else streamed in the store's order. fn's arguments are valid
+// only during the call.
+func hashFields(c *Ctx, key []byte, h hashHeader, fn func(field, value []byte) bool) {
+	if !h.ordered {
+		c.Tx.Members(key, nil, nil, false, func(sub, v []byte) bool {
+			return fn(store.HashedMember(sub), v)
+		})
+		return
+	}
+	o := hashOrders.Get().(*hashOrder)
+	defer hashOrders.Put(o)
+	o.read(c, key, h)
+	for _, e := range o.sorted() {
+		if !fn(o.buf[e.at:e.at+e.flen], o.buf[e.at+e.flen:e.at+e.flen+e.vlen]) {
+			return
+		}
+	}
+}
+
+// hashOrder puts the fields of an ordered hash in order: one copy of all
+// fields and values, and entries that hold offsets into it rather than
+// slices, so that ordering them moves no pointers. It is reused (a small
+// hash is at most 512 fields of 64 bytes).
+type hashOrder struct {
+	buf     []byte
+	entries []hashEntry
+	slots   []int32
+	lo, hi  uint64
+}
+
+type hashEntry struct {
+	seq            uint64
+	at, flen, vlen int32
+}
+
+var hashOrders = sync.Pool{New: func() any { return new(hashOrder) }}
+
+func (o *hashOrder) read(c *Ctx, key []byte, h hashHeader) {
+	o.buf, o.entries, o.lo, o.hi = o.buf[:0], o.entries[:0], math.MaxUint64, 0
+	c.Tx.Members(key, nil, nil, false, func(sub, stored []byte) bool {
+		seq, v := h.value(stored)
+		f := store.HashedMember(sub)
+		o.entries = append(o.entries, hashEntry{seq, int32(len(o.buf)), int32(len(f)), int32(len(v))})
+		o.buf = append(append(o.buf, f...), v...)
+		o.lo, o.hi = min(o.lo, seq), max(o.hi, seq)
+		return true
+	})
+}
+
+// sorted returns the entries in number order. The numbers are dense unless
+// many fields were deleted, so they are placed by number when their span
+// is a few times their count, and sorted otherwise.
+func (o *hashOrder) sorted() []hashEntry {
+	n := len(o.entries)
+	if n < 2 {
+		return o.entries
+	}
+	span := o.hi - o.lo + 1
+	if span > uint64(4*n) {
+		slices.SortFunc(o.entries, func(a, b hashEntry) int { return cmp.Compare(a.seq, b.seq) })
+		return o.entries
+	}
+	o.slots = slices.Grow(o.slots[:0], int(span))[:span]
+	for i := range o.slots {
+		o.slots[i] = -1
+	}
+	for i, e := range o.entries {
+		o.slots[e.seq-o.lo] = int32(i)
+	}
+	o.entries = slices.Grow(o.entries, n)
+	out := o.entries[n : n : 2*n] // the placed entries follow the read ones
+	for _, i := range o.slots {
+		if i >= 0 {
+			out = append(out, o.entries[i])
+		}
+	}
+	return out
+}
+
+// hashGet returns field's value in key, whose header is h.
+func hashGet(c *Ctx, key []byte, h hashHeader, field []byte) ([]byte, bool) {
+	stored, ok := c.Tx.Member(key, store.HashedSub(nil, field))
+	if !ok {
+		return nil, false
+	}
+	_, v := h.value(stored)
+	return v, true
+}
+
 // hashEncoding is OBJECT ENCODING for a hash.
 func hashEncoding(m store.Meta) string {
 	if decodeSizeHeader(m.Body).big {
@@ -66,13 +212,14 @@ type hashWriter struct {
 	c   *Ctx
 	key []byte
 	m   store.Meta
-	h   sizeHeader
+	h   hashHeader
 	sub []byte
+	buf []byte // a stored value
 }
 
 // hashForWrite looks key up as a hash for a write; a missing key is an
-// empty hash (created by done if a field is set). On WRONGTYPE it has
-// replied and returns false.
+// empty hash (created by done if a field is set), which keeps insertion
+// order. On WRONGTYPE it has replied and returns false.
 func hashForWrite(c *Ctx, key []byte) (*hashWriter, bool) {
 	m, ok, wrong := c.Lookup(key, store.TypeHash)
 	if wrong {
@@ -80,9 +227,9 @@ func hashForWrite(c *Ctx, key []byte) (*hashWriter, bool) {
 	}
 	w := &hashWriter{c: c, key: key}
 	if ok {
-		w.m, w.h = m, decodeSizeHeader(m.Body)
+		w.m, w.h = m, decodeHashHeader(m.Body)
 	} else {
-		w.m = store.Meta{Type: store.TypeHash}
+		w.m, w.h.ordered = store.Meta{Type: store.TypeHash}, true
 	}
 	return w, true
 }
@@ -92,45 +239,117 @@ func (w *hashWriter) subKey(field []byte) []byte {
 	return w.sub
 }
 
+// hashSlot is what get found of a field: whether it exists, and its
+// number in an ordered hash, which put keeps.
+type hashSlot struct {
+	exists bool
+	seq    uint64
+}
+
 // get returns field's value; an existing empty value is non-nil, as
 // num.HIncrByFloat tells it from a missing field.
-func (w *hashWriter) get(field []byte) ([]byte, bool) {
+func (w *hashWriter) get(field []byte) ([]byte, hashSlot) {
 	if w.h.n == 0 {
-		return nil, false
+		return nil, hashSlot{}
 	}
-	v, ok := w.c.Tx.Member(w.key, w.subKey(field))
-	if ok && v == nil {
+	stored, ok := w.c.Tx.Member(w.key, w.subKey(field))
+	if !ok {
+		return nil, hashSlot{}
+	}
+	seq, v := w.h.value(stored)
+	if v == nil {
 		v = []byte{}
 	}
-	return v, ok
+	return v, hashSlot{exists: true, seq: seq}
 }
 
 // set writes field and reports whether it is new.
 func (w *hashWriter) set(field, value []byte) bool {
-	exists := false
-	if w.h.n > 0 { // a new hash has no fields to look for
-		_, exists = w.c.Tx.Member(w.key, w.subKey(field))
-	}
-	return w.put(field, value, exists)
+	_, slot := w.get(field)
+	return w.put(field, value, slot)
 }
 
-// put writes field, which exists or not as get found, and reports whether
-// it is new.
-func (w *hashWriter) put(field, value []byte, exists bool) bool {
-	w.c.Tx.SetMember(w.key, w.subKey(field), value)
-	if len(field) > hashMaxListpackValue || len(value) > hashMaxListpackValue {
-		w.h.big = true
+// put writes field, which get found in slot, and reports whether it is
+// new. A field or value longer than Redis's listpack allows, or one field
+// too many, converts the hash first, as Redis's hashTypeSet does.
+func (w *hashWriter) put(field, value []byte, slot hashSlot) bool {
+	if len(field) > hashMaxListpackValue || len(value) > hashMaxListpackValue ||
+		!slot.exists && w.h.n >= hashMaxListpackEntries {
+		w.convert()
 	}
-	if !exists {
-		w.h.n++
-		if w.h.n > hashMaxListpackEntries {
-			w.h.big = true
+	if !w.h.big && !w.h.ordered {
+		w.number()
+		if slot.exists {
+			_, slot = w.get(field) // its number now
 		}
 	}
-	return !exists
+	stored := value
+	if w.h.ordered {
+		if !slot.exists {
+			slot.seq = w.h.next
+			w.h.next++
+		}
+		w.buf = append(binary.AppendUvarint(w.buf[:0], slot.seq), value...)
+		stored = w.buf
+	}
+	w.c.Tx.SetMember(w.key, w.subKey(field), stored)
+	if !slot.exists {
+		w.h.n++
+	}
+	return !slot.exists
 }
 
-// del removes field and reports whether it was there.
+// convert makes the hash big, as Redis converts a listpack to a
+// hashtable: the fields lose their numbers, and with them their order.
+func (w *hashWriter) convert() {
+	w.h.big = true
+	if w.h.ordered {
+		w.rewrite(func(_ int, v []byte) []byte { return v })
+		w.h.ordered, w.h.next = false, 0
+	}
+}
+
+// number gives the fields of a small hash written before basalt kept the
+// order their numbers, in the store's order, so that the fields added
+// from now on follow them in insertion order.
+func (w *hashWriter) number() {
+	n := w.rewrite(func(i int, v []byte) []byte {
+		w.buf = append(binary.AppendUvarint(w.buf[:0], uint64(i)), v...)
+		return w.buf
+	})
+	w.h.ordered, w.h.next = true, uint64(n)
+}
+
+// rewrite stores each field again, its value (as the header reads it)
+// turned into stored(i, value) for the i-th field in the store's order,
+// and returns how many there are.
+func (w *hashWriter) rewrite(stored func(i int, v []byte) []byte) int {
+	var subs, values [][]byte
+	w.c.Tx.Members(w.key, nil, nil, false, func(sub, s []byte) bool {
+		_, v := w.h.value(s)
+		subs, values = append(subs, bytes.Clone(sub)), append(values, bytes.Clone(v))
+		return true
+	})
+	for i, sub := range subs {
+		w.c.Tx.SetMember(w.key, sub, stored(i, values[i]))
+	}
+	return len(subs)
+}
+
+// tryConvert converts the hash before fields and values are written if
+// one of them is too long for a listpack, as Redis's hashTypeTryConversion
+// does.
+func (w *hashWriter) tryConvert(args [][]byte) {
+	for _, a := range args {
+		if len(a) > hashMaxListpackValue {
+			w.convert()
+			return
+		}
+	}
+}
+
+// del removes field and reports whether it was there; the other fields
+// keep their order.
 func (w *hashWriter) del(field []byte) bool {
 	if w.h.n == 0 {
 		return false
@@ -159,6 +378,23 @@ func (w *hashWriter) done(event string) {
 	w.c.Tx.Notify(store.NotifyHash, event, w.key)
 }
 
+// restoreHash writes fields and their values under key, which does not
+// exist, in their order, as Redis loads a hash: a listpack if it fits, so
+// it keeps that order.
+func restoreHash(c *Ctx, key []byte, fields, values [][]byte, expireAt int64) {
+	w, _ := hashForWrite(c, key)
+	if len(fields) > hashMaxListpackEntries {
+		w.convert()
+	}
+	w.tryConvert(fields)
+	w.tryConvert(values)
+	for i, f := range fields {
+		w.set(f, values[i])
+	}
+	w.m.ExpireAt, w.m.Body = expireAt, w.h.encode()
+	c.Tx.Put(key, w.m)
+}
+
 // HSET key field value [field value ...], and HMSET which answers OK.
 func hsetGeneric(c *Ctx, hmset bool) {
 	if len(c.Args)%2 != 0 {
@@ -169,6 +405,7 @@ func hsetGeneric(c *Ctx, hmset bool) {
 	if !ok {
 		return
 	}
+	w.tryConvert(c.Args[2:])
 	created := int64(0)
 	for i := 2; i < len(c.Args); i += 2 {
 		if w.set(c.Args[i], c.Args[i+1]) {
@@ -188,11 +425,12 @@ func cmdHSetNX(c *Ctx) {
 	if !ok {
 		return
 	}
-	if _, exists := w.get(c.Args[2]); exists {
+	_, slot := w.get(c.Args[2])
+	if slot.exists {
 		c.W.Int(0)
 		return
 	}
-	w.put(c.Args[2], c.Args[3], false)
+	w.put(c.Args[2], c.Args[3], slot)
 	w.done("hset")
 	c.W.Int(1)
 }
@@ -212,10 +450,11 @@ func hashRead(c *Ctx, missing func()) (store.Meta, bool) {
 }
 
 func cmdHGet(c *Ctx) {
-	if _, ok := hashRead(c, c.W.Null); !ok {
+	m, ok := hashRead(c, c.W.Null)
+	if !ok {
 		return
 	}
-	if v, ok := c.Tx.Member(c.Args[1], store.HashedSub(nil, c.Args[2])); ok {
+	if v, ok := hashGet(c, c.Args[1], decodeHashHeader(m.Body), c.Args[2]); ok {
 		c.W.Bulk(v)
 	} else {
 		c.W.Null()
@@ -223,17 +462,19 @@ func cmdHGet(c *Ctx) {
 }
 
 func cmdHMGet(c *Ctx) {
-	_, ok, wrong := c.Lookup(c.Args[1], store.TypeHash)
+	m, ok, wrong := c.Lookup(c.Args[1], store.TypeHash)
 	if wrong {
 		return
 	}
+	var h hashHeader
+	if ok {
+		h = decodeHashHeader(m.Body)
+	}
 	fields := c.Args[2:]
 	c.W.ArrayLen(len(fields))
-	var sub []byte
 	for _, f := range fields {
 		if ok {
-			sub = store.HashedSub(sub[:0], f)
-			if v, found := c.Tx.Member(c.Args[1], sub); found {
+			if v, found := hashGet(c, c.Args[1], h, f); found {
 				c.W.Bulk(v)
 				continue
 			}
@@ -246,16 +487,15 @@ func cmdHMGet(c *Ctx) {
 // and HVALS. The reply is sized from the entries one iterator saw, not from
 // the header: a read has no snapshot, and a write may land in between.
 func hgetallGeneric(c *Ctx, fields, values bool) {
-	_, ok, wrong := c.LookupShared(c.Args[1], store.TypeHash)
+	m, ok, wrong := c.LookupShared(c.Args[1], store.TypeHash)
 	if wrong {
 		return
 	}
 	mark, n := c.W.Len(), 0
 	if ok {
-		// Streamed: no copy of the hash is made.
-		c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
+		hashFields(c, c.Args[1], decodeHashHeader(m.Body), func(f, v []byte) bool {
 			if fields {
-				c.W.Bulk(store.HashedMember(sub))
+				c.W.Bulk(f)
 			}
 			if values {
 				c.W.Bulk(v)
@@ -312,10 +552,11 @@ func cmdHLen(c *Ctx) {
 }
 
 func cmdHStrlen(c *Ctx) {
-	if _, ok := hashRead(c, func() { c.W.Int(0) }); !ok {
+	m, ok := hashRead(c, func() { c.W.Int(0) })
+	if !ok {
 		return
 	}
-	v, _ := c.Tx.Member(c.Args[1], store.HashedSub(nil, c.Args[2]))
+	v, _ := hashGet(c, c.Args[1], decodeHashHeader(m.Body), c.Args[2])
 	c.W.Int(int64(len(v)))
 }
 
@@ -331,8 +572,8 @@ func cmdHIncrBy(c *Ctx) {
 		return
 	}
 	var cur int64
-	v, exists := w.get(c.Args[2])
-	if exists {
+	v, slot := w.get(c.Args[2])
+	if slot.exists {
 		if cur, ok = num.ParseInt(v); !ok {
 			c.W.Error(errHashNotInt)
 			return
@@ -343,7 +584,7 @@ func cmdHIncrBy(c *Ctx) {
 		return
 	}
 	cur += incr
-	w.put(c.Args[2], num.FormatInt(cur), exists)
+	w.put(c.Args[2], num.FormatInt(cur), slot)
 	w.done("hincrby")
 	c.W.Int(cur)
 }
@@ -358,45 +599,44 @@ func cmdHIncrByFloat(c *Ctx) {
 	if !ok {
 		return
 	}
-	cur, exists := w.get(c.Args[2]) // nil when missing, which counts as 0
+	cur, slot := w.get(c.Args[2]) // nil when missing, which counts as 0
 	v, err := num.HIncrByFloat(cur, c.Args[3])
 	if err != nil {
 		c.W.Error(err.Error())
 		return
 	}
-	w.put(c.Args[2], v, exists)
+	w.put(c.Args[2], v, slot)
 	w.done("hincrbyfloat")
 	c.W.Bulk(v)
 }
 
-// hashRand picks fields of a hash of about n fields at random.
+// hashRand picks fields of a hash, whose header is h, at random.
 type hashRand struct {
 	c   *Ctx
 	rnd *rand.Rand
-	n   int64
+	h   hashHeader
 }
 
-func newHashRand(c *Ctx, n int64) *hashRand {
-	return &hashRand{c: c, rnd: commandRand(c, 0x68617368), n: n}
+func newHashRand(c *Ctx, h hashHeader) *hashRand {
+	return &hashRand{c: c, rnd: commandRand(c, 0x68617368), h: h}
 }
 
 // pick returns a random field and its value (copies); nil when the hash
 // is empty (a concurrent write may have deleted it since the lookup).
 func (r *hashRand) pick() (field, value []byte) {
-	sub, value := randomMember(r.c, r.c.Args[1], nil, r.n, r.rnd, nil)
+	sub, stored := randomMember(r.c, r.c.Args[1], nil, r.h.n, r.rnd, nil)
 	if sub == nil {
 		return nil, nil
 	}
+	_, value = r.h.value(stored)
 	return store.HashedMember(sub), value
 }
 
-// hashAll loads every field and value of the hash in one iteration; n is
-// a capacity hint.
-func hashAll(c *Ctx, n int64) (fields, values [][]byte) {
-	fields, values = make([][]byte, 0, n), make([][]byte, 0, n)
-	c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
-		fields = append(fields, append([]byte(nil), store.HashedMember(sub)...))
-		values = append(values, append([]byte(nil), v...))
+// hashAll loads every field and value of the hash, in hashFields's order.
+func hashAll(c *Ctx, h hashHeader) (fields, values [][]byte) {
+	fields, values = make([][]byte, 0, h.n), make([][]byte, 0, h.n)
+	hashFields(c, c.Args[1], h, func(f, v []byte) bool {
+		fields, values = append(fields, bytes.Clone(f)), append(values, bytes.Clone(v))
 		return true
 	})
 	return fields, values
@@ -406,7 +646,7 @@ func hashAll(c *Ctx, n int64) (fields, values [][]byte) {
 func cmdHRandField(c *Ctx) {
 	if len(c.Args) == 2 {
 		if m, ok := hashRead(c, c.W.Null); ok {
-			if f, _ := newHashRand(c, decodeSizeHeader(m.Body).n).pick(); f != nil {
+			if f, _ := newHashRand(c, decodeHashHeader(m.Body)).pick(); f != nil {
 				c.W.Bulk(f)
 			} else {
 				c.W.Null()
@@ -439,7 +679,8 @@ func cmdHRandField(c *Ctx) {
 	if !ok {
 		return
 	}
-	size := decodeSizeHeader(m.Body).n
+	h := decodeHashHeader(m.Body)
+	size := h.n
 	count, distinct := l, true
 	if l < 0 {
 		count, distinct = -l, false
@@ -465,7 +706,7 @@ func cmdHRandField(c *Ctx) {
 			c.W.Bulk(v)
 		}
 	}
-	r := newHashRand(c, size)
+	r := newHashRand(c, h)
 	if !distinct || count == 1 {
 		// Repeats allowed: load a small hash once and index it; sample a
 		// big one by seeking. Either way the picks are written as drawn.
@@ -474,7 +715,7 @@ func cmdHRandField(c *Ctx) {
 			return
 		}
 		if size <= 1024 || count >= size {
-			fields, values := hashAll(c, size)
+			fields, values := hashAll(c, h)
 			if len(fields) == 0 {
 				c.W.ArrayLen(0)
 				return
@@ -528,7 +769,7 @@ func cmdHRandField(c *Ctx) {
 		}
 	}
 	// Many of the fields, or all: shuffle the lot and take count.
-	fields, values := hashAll(c, size)
+	fields, values := hashAll(c, h)
 	n := min(count, int64(len(fields)))
 	header(n)
 	for i := range int(n) {
@@ -542,8 +783,8 @@ func cmdHRandField(c *Ctx) {
 }
 
 // HSCAN key cursor [MATCH pattern] [COUNT count]. A hash Redis keeps as a
-// listpack comes back whole with cursor 0, whatever the cursor and COUNT;
-// a larger one is walked in hash order from the cursor, which is the
+// listpack comes back whole with cursor 0, whatever the cursor and COUNT,
+// in its order; a larger one is walked in hash order from the cursor, which is the
 // position (store.HashedPos) of the next field, as SCAN does for keys.
 func cmdHScan(c *Ctx) {
 	cursor, ok := parseCursor(c.Args[2])
@@ -561,20 +802,19 @@ func cmdHScan(c *Ctx) {
 	}
 	count, pat := o.count, o.pat
 	var out [][]byte
-	visit := func(sub, v []byte) {
-		f := store.HashedMember(sub)
+	visit := func(f, v []byte) {
 		if pat != nil && !glob.Match(pat, f, false) {
 			return
 		}
 		out = append(out, append([]byte(nil), f...), append([]byte(nil), v...))
 	}
 	next := uint64(0)
-	if !decodeSizeHeader(m.Body).big {
-		c.Tx.Members(c.Args[1], nil, nil, false, func(sub, v []byte) bool {
-			visit(sub, v)
+	if h := decodeHashHeader(m.Body); !h.big {
+		hashFields(c, c.Args[1], h, func(f, v []byte) bool {
+			visit(f, v)
 			return true
 		})
-	} else {
+	} else { // never ordered: the values are plain
 		// At least count entries, and every entry of the last position, so
 		// that the next cursor (the position of the entry after them)
 		// skips nothing.
@@ -588,7 +828,7 @@ func cmdHScan(c *Ctx) {
 			}
 			seen++
 			last = pos
-			visit(sub, v)
+			visit(store.HashedMember(sub), v)
 			return true
 		})
 	}

@@ -12,6 +12,14 @@ import (
 // notifications off or on (KEA, the events discarded): the cost of raising
 // and collecting them in the apply loop.
 func benchApply(b *testing.B, cmd string, on bool) {
+	benchApplyArgs(b, on, func(key []byte, i int) [][]byte {
+		return [][]byte{[]byte(cmd), key, []byte("value")}
+	})
+}
+
+// benchApplyArgs applies the records argv makes for the i-th write, 100
+// to a batch, over 1000 keys.
+func benchApplyArgs(b *testing.B, on bool, argv func(key []byte, i int) [][]byte) {
 	st, err := store.Open(b.TempDir(), store.Options{Databases: 16})
 	if err != nil {
 		b.Fatal(err)
@@ -30,8 +38,7 @@ func benchApply(b *testing.B, cmd string, on bool) {
 		tx := st.WriteTx()
 		tx.Now = 1
 		for j := 0; j < 100 && i < b.N; j, i = j+1, i+1 {
-			argv := [][]byte{[]byte(cmd), keys[i%1000], []byte("value")}
-			rec.Cmds = [][][]byte{argv}
+			rec.Cmds = [][][]byte{argv(keys[i%1000], i)}
 			Apply(tx, rec, nil, nil, nil)
 		}
 		if err := tx.Commit(false); err != nil {
@@ -44,3 +51,16 @@ func BenchmarkApplySET(b *testing.B)      { benchApply(b, "SET", false) }
 func BenchmarkApplyLPUSH(b *testing.B)    { benchApply(b, "LPUSH", false) }
 func BenchmarkApplySETKEA(b *testing.B)   { benchApply(b, "SET", true) }
 func BenchmarkApplyLPUSHKEA(b *testing.B) { benchApply(b, "LPUSH", true) }
+
+// BenchmarkApplyHSET writes 1000 small hashes: each gets a new field on
+// the first 20 rounds and rewrites them after, as counters and user
+// records do.
+func BenchmarkApplyHSET(b *testing.B) {
+	fields := make([][]byte, 20)
+	for i := range fields {
+		fields[i] = []byte("field:" + strconv.Itoa(i))
+	}
+	benchApplyArgs(b, false, func(key []byte, i int) [][]byte {
+		return [][]byte{[]byte("HSET"), key, fields[i/1000%len(fields)], []byte("value")}
+	})
+}

@@ -356,7 +356,7 @@ func sortLookup(c *Ctx, pattern, elem []byte) ([]byte, bool) {
 		if m.Type != store.TypeHash {
 			return nil, false
 		}
-		v, ok := c.Tx.Member(key, store.HashedSub(nil, field))
+		v, ok := hashGet(c, key, decodeHashHeader(m.Body), field)
 		if !ok {
 			return nil, false
 		}

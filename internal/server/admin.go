@@ -50,16 +50,19 @@ func (c *Client) loadState() (db, proto int, multi bool, queued int) {
 
 // countingReader counts the bytes clients send, for INFO's
 // total_net_input_bytes: one atomic add per read call, not per command.
-// It also counts its client's reads that brought data (see confirmRead).
+// It also counts its client's reads that brought data (see confirmRead)
+// and clears its readIdle as soon as data came (Hub.awaitInput).
 type countingReader struct {
 	r     interface{ Read([]byte) (int, error) }
 	n     *atomic.Int64
 	reads *atomic.Uint64
+	idle  *atomic.Bool
 }
 
 func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if n > 0 {
+		c.idle.Store(false)
 		c.n.Add(int64(n))
 		c.reads.Add(1)
 	}

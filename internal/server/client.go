@@ -93,6 +93,14 @@ type Client struct {
 	unblock chan bool
 
 	sub *subscriber // set on the first SUBSCRIBE or CLIENT TRACKING (pubsub.go)
+	// readIdle is set while the client waits for input with none
+	// buffered, until a read brings some: a PUBLISH waits for the
+	// subscribers that have input to run it (Hub.awaitInput).
+	readIdle atomic.Bool
+	// qb follows Redis's query buffer for CLIENT LIST (client_querybuf.go);
+	// argvMem is the running command's argument bytes (argv-mem).
+	qb      *queryBuf
+	argvMem atomic.Int64
 
 	// The command being dispatched, for LATENCY, SLOWLOG and MONITOR
 	// (calls.go): call is what ran (nil: refused, queued or forwarded),
@@ -132,11 +140,12 @@ func newClient(s *Server, nc net.Conn) *Client {
 		authed:  !s.defaultNeedsAuth(),
 		created: time.Now(),
 		unblock: make(chan bool, 1),
+		qb:      newQueryBuf(nanotime()),
 		sh:      s.group(),
 		txSlot:  -1,
 		proxy:   s.config().ClusterProxy,
 	}
-	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads}) // needs c
+	c.rd = resp.NewReader(countingReader{nc, &s.Stats.NetInput, &c.socketReads, &c.readIdle}) // needs c
 	c.user.Store(s.users.Default())
 	c.rd.Grown = func(n int) {
 		c.setMem(&c.mem.query, int64(n)) // a big argument as it arrives
@@ -158,8 +167,11 @@ const flushAt = 64 << 10
 func (c *Client) serve() {
 	defer c.close()
 	for {
-		idle := c.rd.Buffered() == 0 && c.idleDeadline()
+		empty := c.rd.Buffered() == 0
+		c.readIdle.Store(empty)
+		idle := empty && c.idleDeadline()
 		argv, err := c.rd.ReadCommand()
+		c.readIdle.Store(false) // also when the command was buffered
 		if idle {
 			c.clearIdleDeadline()
 		}
@@ -189,12 +201,16 @@ func (c *Client) serve() {
 			c.clockNext = 0
 			c.dispatched, c.dispatchedAt = argv, start
 			c.replyMark, c.replyErr = markUnset, false
+			wire, bigArg := commandInput(argv)
+			c.qb.read(start, wire, bigArg, int64(c.rd.Buffered()))
+			c.argvMem.Store(argvMem(argv))
 			if c.replyOff || c.skipNext {
 				c.dispatchMuted(argv)
 			} else {
 				c.dispatch(argv)
 			}
 			c.callDone(argv, start)
+			c.argvMem.Store(0)
 			c.publishState()
 			c.afterCommand()
 		}
@@ -205,6 +221,7 @@ func (c *Client) serve() {
 		}
 		if c.rd.Buffered() == 0 || c.out.Len() > flushAt || len(c.pending) >= 1024 {
 			c.confirmed.reset() // what comes next arrives after these replies
+			c.qb.consumed(int64(c.rd.Buffered()))
 			c.waitPending()
 			c.tally.Flush()
 			c.clockNext = 0 // the next command waits to be read

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"syscall"
@@ -241,9 +242,10 @@ func (c *Client) infoLine() string {
 	if cmd == "" {
 		cmd = "NULL"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d",
+	qbuf, qbufFree := c.qb.figures(nanotime())
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d",
 		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), connFD(c), *c.name.Load(), int64(now.Sub(c.created).Seconds()), idle, flags, db,
-		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, c.mem.reply.Load()+c.mem.queue.Load(), c.mem.total(), cmd, c.userName(), redir, proto)
+		subs[kindChannel], subs[kindPattern], subs[kindShard], multiN, qbuf, qbufFree, c.argvMem.Load(), c.mem.reply.Load()+c.mem.queue.Load(), c.mem.total(), cmd, c.userName(), redir, proto)
 }
 
 // clientType is the client's class for CLIENT LIST/KILL TYPE: "pubsub"
@@ -257,21 +259,29 @@ func (c *Client) clientType() string {
 
 // connFD returns the socket's file descriptor without duplicating it.
 func connFD(c *Client) int {
-	nc := c.nc
-	if tc, ok := nc.(tlsConn); ok {
-		nc = tc.NetConn() // a TLS client's socket
-	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return -1
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConn(c.nc)
+	if rc == nil {
 		return -1
 	}
 	fd := -1
 	_ = rc.Control(func(f uintptr) { fd = int(f) })
 	return fd
+}
+
+// rawConn returns the socket under nc (a TLS client's too), or nil.
+func rawConn(nc net.Conn) syscall.RawConn {
+	if tc, ok := nc.(tlsConn); ok {
+		nc = tc.NetConn()
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
 }
 
 // clientKill handles CLIENT KILL addr (replies OK or an error) and CLIENT

@@ -111,11 +111,15 @@ func (s *Server) infoSection(name string, c *Client) string {
 		title = "Clients"
 		s.mu.Lock()
 		n := len(s.clients)
+		input := int64(0)
+		for _, c := range s.clients {
+			input = max(input, c.qb.recentMax(nanotime()))
+		}
 		s.mu.Unlock()
 		add("connected_clients", n)
 		add("cluster_connections", 0)
 		add("maxclients", cfg.MaxClients)
-		add("client_recent_max_input_buffer", 0)
+		add("client_recent_max_input_buffer", input)
 		add("client_recent_max_output_buffer", 0)
 		add("blocked_clients", s.sumShards(func(sh *shard.Shard) int64 { return int64(sh.BlockedCount()) }))
 		add("tracking_clients", s.tracker.stats().clients)

@@ -2,9 +2,12 @@ package server
 
 import (
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"basalt/internal/command"
@@ -134,6 +137,102 @@ func (h *Hub) publishLocked(kind int, channel, message []byte) int {
 	return n
 }
 
+// inputWait bounds how long a PUBLISH waits for subscribers to run the
+// input they have, and awaitMax how many subscribers it looks at
+// (awaitInput): on a loaded machine a goroutine may wait milliseconds for
+// a thread, and each look costs a system call. A subscriber that was
+// still busy when a wait ended is not waited for again for slowPause.
+const (
+	inputWait = 10 * time.Millisecond
+	awaitMax  = 16
+	slowPause = int64(time.Second)
+)
+
+// awaitInput lets the subscribers that a message on channel would reach,
+// and that have input waiting, run it before the message is published:
+// Redis serves connections in the order their data arrived, so an
+// UNSUBSCRIBE written before another connection's PUBLISH leaves the
+// channel first, even unconfirmed. Each connection has a goroutine of its
+// own, and when the poller finds both readable Go may run the PUBLISH
+// first. The wait ends when every subscriber is quiet (inputWaiter), or
+// after inputWait. Only RESP2 subscribers are waited for (their input can
+// only be pub/sub commands, PING, QUIT or RESET, which run at once, where
+// a RESP3 subscriber may be running any command for a long time), and only
+// when the message reaches at most awaitMax of them: a message to many is
+// not delayed, and a subscriber that never stops sending delays at most
+// one PUBLISH each slowPause.
+func (h *Hub) awaitInput(kind int, channel []byte, publisher *Client) {
+	var look []*inputWaiter
+	now := nanotime()
+	add := func(set *subSet) {
+		for s := range set.subs {
+			if s.c != publisher && s.proto() == 2 && !s.slow(now) && len(look) <= awaitMax {
+				look = append(look, &inputWaiter{s: s})
+			}
+		}
+	}
+	h.mu.Lock()
+	if set := h.subs[kind][string(channel)]; set != nil {
+		add(set)
+	}
+	if kind == kindChannel {
+		for _, set := range h.subs[kindPattern] {
+			if glob.Match(set.name, channel, false) {
+				add(set)
+			}
+		}
+	}
+	h.mu.Unlock()
+	if len(look) > awaitMax {
+		return
+	}
+	for i := 0; ; i++ {
+		look = slices.DeleteFunc(look, (*inputWaiter).quiet)
+		if len(look) == 0 {
+			return
+		}
+		if t := nanotime(); t-now >= int64(inputWait) {
+			for _, w := range look {
+				w.s.slowAt.Store(t)
+			}
+			return
+		}
+		if i < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(50 * time.Microsecond) // not a busy loop for the whole wait
+		}
+	}
+}
+
+// slow reports whether a PUBLISH waited in vain for the subscriber's
+// input less than slowPause before now.
+func (s *subscriber) slow(now int64) bool {
+	at := s.slowAt.Load()
+	return at != 0 && now-at < slowPause
+}
+
+// inputWaiter follows a subscriber for awaitInput. The subscriber is quiet
+// when its goroutine waits for input with none buffered (readIdle) and
+// its socket holds no unread bytes, and, if it held some when last looked
+// at, a read has brought them in since (a goroutine that has just read
+// them may not have cleared readIdle yet).
+type inputWaiter struct {
+	s         *subscriber
+	readAfter uint64 // the client's read count when its socket last held bytes
+	mustRead  bool
+}
+
+func (w *inputWaiter) quiet() bool {
+	c := w.s.c
+	reads := c.socketReads.Load()
+	if w.s.inputPending() {
+		w.readAfter, w.mustRead = reads, true
+		return false
+	}
+	return c.readIdle.Load() && (!w.mustRead || c.socketReads.Load() > w.readAfter)
+}
+
 // receivers counts the subscribers that a message on channel would reach
 // now, as Publish would count them (PUBLISH from a script).
 func (h *Hub) receivers(channel []byte) int {
@@ -191,6 +290,9 @@ type subscriber struct {
 	// heldAt (see holdForExec).
 	held   bool
 	heldAt int
+
+	raw    syscall.RawConn // the client's socket, for inputPending; nil if none
+	slowAt atomic.Int64    // when a PUBLISH last waited in vain for its input (awaitInput)
 
 	wmu  sync.Mutex    // held while writing to the socket
 	wake chan struct{} // a message is waiting (capacity 1)
@@ -430,7 +532,7 @@ func (c *Client) pubsubGate(cmd *command.Command, argv [][]byte) bool {
 // ensureSub gives the client its subscriber and starts its writer.
 func (c *Client) ensureSub() *subscriber {
 	if c.sub == nil {
-		s := &subscriber{c: c, wake: make(chan struct{}, 1), done: make(chan struct{})}
+		s := &subscriber{c: c, wake: make(chan struct{}, 1), done: make(chan struct{}), raw: rawConn(c.nc)}
 		for k := range s.names {
 			s.names[k] = map[string]struct{}{}
 		}
@@ -592,6 +694,9 @@ func cmdPublish(c *Client, argv [][]byte) { c.publish(argv[1], argv[2], nil) }
 func cmdSpublish(c *Client, argv [][]byte) {
 	w := c.reply()
 	c.orderedOutput()
+	if !c.execing {
+		c.srv.hub.awaitInput(kindShard, argv[1], c)
+	}
 	c.holdForExec()
 	w.Int(int64(c.srv.hub.PublishShard(argv[1], argv[2])))
 }

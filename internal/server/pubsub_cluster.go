@@ -210,6 +210,9 @@ func (c *Client) publish(channel, message, origin []byte) {
 func (c *Client) publishHere(channel, message []byte) {
 	w := c.reply()
 	c.orderedOutput() // a message to oneself follows the replies before it
+	if !c.execing {
+		c.srv.hub.awaitInput(kindChannel, channel, c)
+	}
 	c.holdForExec()
 	w.Int(int64(c.srv.hub.Publish(channel, message)))
 }
