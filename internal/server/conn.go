@@ -44,6 +44,7 @@ var connCommands = map[string]connHandler{
 	"readonly":     cmdReadonly,
 	"readwrite":    cmdReadwrite,
 	"wait":         cmdWait,
+	"waitaof":      cmdWaitaof,
 	"role":         cmdRole,
 	"failover":     cmdFailover,
 	"save":         cmdSave,

@@ -104,9 +104,112 @@ func cmdWait(c *Client, argv [][]byte) {
 	}
 	index := sh.Applied()
 	n := sh.Replicas(index)
-	if c.execing || int64(n) >= want {
-		w.Int(int64(n))
+	if int64(n) < want {
+		switch c.waitUntil(timeout, func() bool { n = sh.Replicas(index); return int64(n) >= want }) {
+		case waitGone:
+			return
+		case waitUnblockedError:
+			w.Error(errUnblocked)
+			return
+		case waitTimedOut:
+			n = sh.Replicas(index)
+		}
+	}
+	w.Int(int64(n))
+}
+
+// cmdWaitaof is WAITAOF numlocal numreplicas timeout (Redis 7.2): [1 if
+// this node's log holds the client's writes on disk (else 0), how many
+// other members' logs hold them], waiting up to timeout ms (0: for ever)
+// until at least numlocal and numreplicas do. basalt's log is its
+// append-only file and is always on, so numlocal 1 is always allowed:
+// with appendfsync always (the default) every acknowledged write is
+// already synced, under everysec the next sync (within a second) covers
+// it, and under no nothing tells when the OS wrote it, so numlocal 1 waits
+// for its timeout as in Redis. A client that wrote nothing has nothing to
+// wait for (Redis's offset 0). The replicas are counted as WAIT counts
+// them, in the shard the client last wrote to. Inside EXEC it answers at
+// once, as Redis does; through a follower the leader answers, which holds
+// the client's writes (Redis's replicas refuse WAITAOF).
+func cmdWaitaof(c *Client, argv [][]byte) {
+	w := c.reply()
+	local, ok := num.ParseInt(argv[1])
+	switch {
+	case !ok:
+		w.Error(command.ErrNotInt)
 		return
+	case local < 0 || local > 1:
+		w.Error("ERR value is out of range, value must between 0 and 1")
+		return
+	}
+	want, ok := num.ParseInt(argv[2])
+	switch {
+	case !ok:
+		w.Error(command.ErrNotInt)
+		return
+	case want < 0:
+		w.Error("ERR value is out of range, must be positive")
+		return
+	}
+	timeout, ok := num.ParseInt(argv[3])
+	switch {
+	case !ok:
+		w.Error("ERR timeout is not an integer or out of range")
+		return
+	case timeout < 0:
+		w.Error("ERR timeout is negative")
+		return
+	case timeout > math.MaxInt64-nowMs():
+		w.Error("ERR timeout is out of range")
+		return
+	}
+	sh, index := c.wroteTo, uint64(0)
+	if sh == nil {
+		sh = c.srv.group()
+	} else {
+		index = sh.Applied()
+	}
+	var synced, n int64
+	count := func() bool {
+		synced, n = 0, int64(sh.Replicas(index))
+		if sh.Synced(index) {
+			synced = 1
+		}
+		return synced >= local && n >= want
+	}
+	if !count() {
+		switch c.waitUntil(timeout, count) {
+		case waitGone:
+			return
+		case waitUnblockedError:
+			w.Error(errUnblocked)
+			return
+		case waitTimedOut:
+			count()
+		}
+	}
+	w.ArrayLen(2)
+	w.Int(synced)
+	w.Int(n)
+}
+
+// What ended a waitUntil.
+const (
+	waitReady          = iota // ready said so
+	waitTimedOut              // the timeout, or CLIENT UNBLOCK [TIMEOUT]
+	waitUnblockedError        // CLIENT UNBLOCK ERROR
+	waitGone                  // the client disconnected (c.closing is set)
+)
+
+// waitUntil blocks the client in WAIT or WAITAOF until ready() holds, for
+// up to timeout ms (0: for ever). Inside EXEC it does not wait, as Redis
+// does not. Other clients go on: each has its goroutine. The wait is
+// polled: followers' progress reaches the leader with their append
+// replies, a sync of the log happens on another goroutine, and a poll
+// costs one call into the Raft loop.
+func (c *Client) waitUntil(timeout int64, ready func() bool) int {
+	if c.execing {
+		return waitTimedOut
 	}
 	var expired <-chan time.Time
 	if timeout > 0 {
@@ -118,30 +221,26 @@ func cmdWait(c *Client, argv [][]byte) {
 	defer stopWatching()
 	unblocked := c.blockedUntilUnblock()
 	defer c.blocked.Store(false)
-	// Polled: followers' progress reaches the leader with their append
-	// replies, and a poll costs one call into the Raft loop.
 	poll := time.NewTicker(time.Millisecond)
 	defer poll.Stop()
-	for int64(n) < want {
+	for {
 		select {
 		case <-poll.C:
-			n = sh.Replicas(index)
+			if ready() {
+				return waitReady
+			}
 		case <-expired:
-			w.Int(int64(sh.Replicas(index)))
-			return
+			return waitTimedOut
 		case <-gone:
 			c.closing = true
-			return
+			return waitGone
 		case asError := <-unblocked:
 			if asError {
-				w.Error(errUnblocked)
-			} else {
-				w.Int(int64(sh.Replicas(index)))
+				return waitUnblockedError
 			}
-			return
+			return waitTimedOut
 		}
 	}
-	w.Int(int64(n))
 }
 
 func cmdRaft(c *Client, argv [][]byte) {

@@ -436,6 +436,7 @@ func (n *node) handleReady(rd raft.Ready) error {
 	if err := n.log.Save(rd.Snapshot, rd.HardState, rd.Entries, sync); err != nil {
 		return fmt.Errorf("saving raft state: %w", err)
 	}
+	n.s.syncMark.logSaved(&rd, sync)
 	if took := time.Since(start); sync {
 		n.s.synced(took)
 	} else if took > slowSave {

@@ -192,6 +192,8 @@ type Shard struct {
 	node  *node
 	props chan *Proposal
 	fsync atomic.Int32
+	// syncMark is how much of the log is on disk (synced.go).
+	syncMark syncMark
 	// slowSyncs and stalledLog limit the lines of a slow disk (disk.go).
 	slowSyncs, stalledLog store.LogLimit
 
@@ -1166,7 +1168,9 @@ func (s *Shard) syncer() {
 			s.snaps.expire(snapIdle)
 			if Fsync(s.fsync.Load()) == FsyncEverySec {
 				start := time.Now()
+				saved, gen := s.syncMark.beforeSync()
 				if err := s.node.log.Sync(); err == nil {
+					s.syncMark.afterSync(saved, gen)
 					s.synced(time.Since(start))
 				}
 			}
