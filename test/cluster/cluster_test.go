@@ -149,6 +149,42 @@ func TestWait(t *testing.T) {
 	expect(t, follower.Do("WAIT", "2", "0"), ":2")
 }
 
+// TestWaitaof: WAITAOF answers [1 when the leader's log holds the
+// client's writes on disk, the other members whose logs hold them]. With
+// appendfsync always both followers have them within its timeout; with one
+// follower killed, asking for both waits the whole timeout and answers the
+// one; a WAITAOF with no timeout, through the other follower, waits for the
+// killed one to come back, while the leader serves other clients.
+func TestWaitaof(t *testing.T) {
+	c := testutil.StartCluster(t, 3)
+	l := c.WaitLeader(t, 15*time.Second)
+	f := c.Follower(t)
+	other := 3 - l - f // the third node
+	leader, follower := testutil.Dial(t, c.Nodes[l].Addr), testutil.Dial(t, c.Nodes[f].Addr)
+	leader.Timeout, follower.Timeout = 20*time.Second, 60*time.Second
+
+	expect(t, follower.Do("SET", "k", "1"), "+OK")
+	expect(t, follower.Do("WAITAOF", "1", "2", "10000"), "[:1, :2]")
+	expect(t, leader.Do("SET", "k", "2"), "+OK")
+	expect(t, leader.Do("WAITAOF", "0", "2", "1000"), "[:1, :2]")
+
+	c.Nodes[other].Kill()
+	expect(t, leader.Do("SET", "k", "3"), "+OK")
+	expect(t, leader.Do("WAITAOF", "1", "1", "0"), "[:1, :1]")
+	start := time.Now()
+	expect(t, leader.Do("WAITAOF", "0", "2", "500"), "[:1, :1]")
+	if took := time.Since(start); took < 490*time.Millisecond || took > 5*time.Second {
+		t.Errorf("WAITAOF 0 2 500 with a follower down answered after %v", took)
+	}
+
+	expect(t, follower.Do("SET", "k", "4"), "+OK")
+	follower.Send(testutil.Command("WAITAOF", "1", "2", "0"))
+	time.Sleep(300 * time.Millisecond)
+	expect(t, leader.Do("INCR", "n"), ":1") // others go on meanwhile
+	c.Nodes[other].Restart(t)
+	expect(t, follower.Read(), "[:1, :2]")
+}
+
 // TestFailover kills the leader with SIGKILL: writes resume on a new leader
 // within seconds, and the old leader, restarted, catches up and agrees.
 // BASALT_FAILOVER_RUNS=10 repeats it and logs the median failover time.

@@ -42,7 +42,7 @@ func TestShardedCluster(t *testing.T) {
 		}
 		conn.Close()
 	}
-	// WAIT counts the replicas of the shard the client last wrote to: each
+	// WAIT and WAITAOF count the replicas of the shard the client last wrote to: each
 	// node, after a write to a shard it leads, sees both other replicas.
 	for i, p := range c.Nodes {
 		conn := testutil.Dial(t, p.Addr)
@@ -56,6 +56,9 @@ func TestShardedCluster(t *testing.T) {
 		}
 		if r := conn.Do("WAIT", "2", "5000"); r.String() != ":2" {
 			t.Errorf("node %d: WAIT 2 after a write = %v", i+1, r)
+		}
+		if r := conn.Do("WAITAOF", "1", "2", "5000"); r.String() != "[:1, :2]" {
+			t.Errorf("node %d: WAITAOF 1 2 after a write = %v", i+1, r)
 		}
 		conn.Close()
 	}
