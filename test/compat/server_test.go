@@ -735,8 +735,8 @@ func TestServer(t *testing.T) {
 }
 
 // basaltOnly are the commands Redis 7.0 does not have: basalt's own
-// (RAFT, CLIENT PROXY), and CLUSTER MYSHARDID from Redis 7.2.
-var basaltOnly = map[string]bool{"raft": true, "cluster|myshardid": true, "client|proxy": true}
+// (RAFT, CLIENT PROXY), and CLUSTER MYSHARDID and WAITAOF from Redis 7.2.
+var basaltOnly = map[string]bool{"raft": true, "cluster|myshardid": true, "client|proxy": true, "waitaof": true}
 
 // wantRole is INFO's role: a follower reports itself as a replica.
 func wantRole() string {
