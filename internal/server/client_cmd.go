@@ -214,6 +214,9 @@ func (c *Client) infoLine() string {
 	if multi {
 		flags, multiN = flags+"x", queued
 	}
+	if c.blocked.Load() { // a blocking call, WAIT or WAITAOF
+		flags += "b"
+	}
 	redir := int64(-1)
 	c.srv.tracker.mu.Lock()
 	if tr := c.track; tr != nil {

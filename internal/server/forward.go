@@ -207,7 +207,8 @@ func (c *Client) forwardAs(argv [][]byte, r upReply) {
 		if db, ok := c.parseDB(argv[1]); ok {
 			c.db = db // for this node's READONLY reads
 		}
-	case cmd.Flags&command.Blocking != 0:
+	case cmd.Flags&command.Blocking != 0 || cmd.Name == "wait" || cmd.Name == "waitaof":
+		// WAIT and WAITAOF block on the leader too, maybe for ever.
 		c.waitBlockingUpstream()
 		return
 	}

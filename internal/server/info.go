@@ -121,7 +121,7 @@ func (s *Server) infoSection(name string, c *Client) string {
 		add("maxclients", cfg.MaxClients)
 		add("client_recent_max_input_buffer", input)
 		add("client_recent_max_output_buffer", 0)
-		add("blocked_clients", s.sumShards(func(sh *shard.Shard) int64 { return int64(sh.BlockedCount()) }))
+		add("blocked_clients", s.sumShards(func(sh *shard.Shard) int64 { return int64(sh.BlockedCount()) })+s.replWaits.Load())
 		add("tracking_clients", s.tracker.stats().clients)
 		add("clients_in_timeout_table", 0)
 	case "memory":

@@ -221,6 +221,8 @@ func (c *Client) waitUntil(timeout int64, ready func() bool) int {
 	defer stopWatching()
 	unblocked := c.blockedUntilUnblock()
 	defer c.blocked.Store(false)
+	c.srv.replWaits.Add(1)
+	defer c.srv.replWaits.Add(-1)
 	poll := time.NewTicker(time.Millisecond)
 	defer poll.Stop()
 	for {

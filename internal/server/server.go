@@ -31,6 +31,9 @@ type Server struct {
 	// the store's ACLGen the users were last loaded at (0: load again).
 	aclMu  sync.Mutex
 	aclGen atomic.Uint64
+	// replWaits counts the clients waiting in WAIT or WAITAOF (raft.go),
+	// which INFO's blocked_clients counts, as Redis does.
+	replWaits atomic.Int64
 	lns    listeners                 // listen.go
 	tls    atomic.Pointer[serverTLS] // tls-port and tls-cluster's certificates (tls.go), nil without TLS
 	// shards are the Raft groups this node holds a replica of (shards.go):

@@ -179,8 +179,26 @@ func TestWaitaof(t *testing.T) {
 
 	expect(t, follower.Do("SET", "k", "4"), "+OK")
 	follower.Send(testutil.Command("WAITAOF", "1", "2", "0"))
-	time.Sleep(300 * time.Millisecond)
+	blocked := func(n string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(leader.Do("INFO", "clients").Str, "blocked_clients:"+n+"\r\n") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the leader's blocked clients never became %s:\n%s", n, leader.Do("INFO", "clients").Str)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	blocked("1")
 	expect(t, leader.Do("INCR", "n"), ":1") // others go on meanwhile
+	// A client that hangs up on the follower ends its WAITAOF on the
+	// leader.
+	gone := testutil.Dial(t, c.Nodes[f].Addr)
+	expect(t, gone.Do("SET", "k", "5"), "+OK")
+	gone.Send(testutil.Command("WAITAOF", "0", "2", "0"))
+	blocked("2")
+	gone.Close()
+	blocked("1")
 	c.Nodes[other].Restart(t)
 	expect(t, follower.Read(), "[:1, :2]")
 }

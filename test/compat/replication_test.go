@@ -204,6 +204,12 @@ func TestWaitaof(t *testing.T) {
 	for !strings.Contains(c.Do("INFO", "clients").Str, "blocked_clients:1") && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
+	if info := c.Do("INFO", "clients").Str; !strings.Contains(info, "blocked_clients:1") {
+		t.Errorf("a client waiting in WAITAOF does not count as blocked (Redis counts it):\n%s", info)
+	}
+	if r := c.Do("CLIENT", "LIST"); !strings.Contains(r.Str, " flags=b ") || !strings.Contains(r.Str, " cmd=waitaof ") {
+		t.Errorf("CLIENT LIST does not show the client blocked in WAITAOF:\n%s", r.Str)
+	}
 	b.Close()
 	for !strings.Contains(c.Do("INFO", "clients").Str, "blocked_clients:0") && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
