@@ -34,8 +34,8 @@ type Server struct {
 	// replWaits counts the clients waiting in WAIT or WAITAOF (raft.go),
 	// which INFO's blocked_clients counts, as Redis does.
 	replWaits atomic.Int64
-	lns    listeners                 // listen.go
-	tls    atomic.Pointer[serverTLS] // tls-port and tls-cluster's certificates (tls.go), nil without TLS
+	lns       listeners                 // listen.go
+	tls       atomic.Pointer[serverTLS] // tls-port and tls-cluster's certificates (tls.go), nil without TLS
 	// shards are the Raft groups this node holds a replica of (shards.go):
 	// one without cluster mode; with it, each serves the slots topo gives
 	// it. shardAt is the node's replica of each of topo's shards (nil: held
