@@ -105,11 +105,14 @@ func cmdWait(c *Client, argv [][]byte) {
 	index := sh.Applied()
 	n := sh.Replicas(index)
 	if int64(n) < want {
-		switch c.waitUntil(timeout, func() bool { n = sh.Replicas(index); return int64(n) >= want }) {
+		switch c.waitUntil(sh, timeout, func() bool { n = sh.Replicas(index); return int64(n) >= want }) {
 		case waitGone:
 			return
 		case waitUnblockedError:
 			w.Error(errUnblocked)
+			return
+		case waitDemoted:
+			w.Error(errDemoted)
 			return
 		case waitTimedOut:
 			n = sh.Replicas(index)
@@ -178,11 +181,14 @@ func cmdWaitaof(c *Client, argv [][]byte) {
 		return synced >= local && n >= want
 	}
 	if !count() {
-		switch c.waitUntil(timeout, count) {
+		switch c.waitUntil(sh, timeout, count) {
 		case waitGone:
 			return
 		case waitUnblockedError:
 			w.Error(errUnblocked)
+			return
+		case waitDemoted:
+			w.Error(errDemoted)
 			return
 		case waitTimedOut:
 			count()
@@ -199,15 +205,23 @@ const (
 	waitTimedOut              // the timeout, or CLIENT UNBLOCK [TIMEOUT]
 	waitUnblockedError        // CLIENT UNBLOCK ERROR
 	waitGone                  // the client disconnected (c.closing is set)
+	waitDemoted               // the node stopped leading the shard
 )
 
+// errDemoted ends a WAIT or WAITAOF on a node that stopped leading the
+// shard meanwhile: it no longer learns the followers' progress, so the
+// wait could only end with its timeout. Redis's words for a master that
+// became a replica (which also closes the connection; basalt keeps it).
+const errDemoted = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+
 // waitUntil blocks the client in WAIT or WAITAOF until ready() holds, for
-// up to timeout ms (0: for ever). Inside EXEC it does not wait, as Redis
-// does not. Other clients go on: each has its goroutine. The wait is
-// polled: followers' progress reaches the leader with their append
-// replies, a sync of the log happens on another goroutine, and a poll
-// costs one call into the Raft loop.
-func (c *Client) waitUntil(timeout int64, ready func() bool) int {
+// up to timeout ms (0: for ever), or until this node stops leading sh if
+// it led it. Inside EXEC it does not wait, as Redis does not. Other
+// clients go on: each has its goroutine. The wait is polled: followers'
+// progress reaches the leader with their append replies, a sync of the
+// log happens on another goroutine, and a poll costs one call into the
+// Raft loop.
+func (c *Client) waitUntil(sh *shard.Shard, timeout int64, ready func() bool) int {
 	if c.execing {
 		return waitTimedOut
 	}
@@ -223,6 +237,7 @@ func (c *Client) waitUntil(timeout int64, ready func() bool) int {
 	defer c.blocked.Store(false)
 	c.srv.replWaits.Add(1)
 	defer c.srv.replWaits.Add(-1)
+	led := sh.IsLeader()
 	poll := time.NewTicker(time.Millisecond)
 	defer poll.Stop()
 	for {
@@ -230,6 +245,9 @@ func (c *Client) waitUntil(timeout int64, ready func() bool) int {
 		case <-poll.C:
 			if ready() {
 				return waitReady
+			}
+			if led && !sh.IsLeader() {
+				return waitDemoted
 			}
 		case <-expired:
 			return waitTimedOut

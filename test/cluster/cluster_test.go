@@ -179,12 +179,13 @@ func TestWaitaof(t *testing.T) {
 
 	expect(t, follower.Do("SET", "k", "4"), "+OK")
 	follower.Send(testutil.Command("WAITAOF", "1", "2", "0"))
+	admin := testutil.Dial(t, c.Nodes[l].Addr)
 	blocked := func(n string) {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
-		for !strings.Contains(leader.Do("INFO", "clients").Str, "blocked_clients:"+n+"\r\n") {
+		for !strings.Contains(admin.Do("INFO", "clients").Str, "blocked_clients:"+n+"\r\n") {
 			if time.Now().After(deadline) {
-				t.Fatalf("the leader's blocked clients never became %s:\n%s", n, leader.Do("INFO", "clients").Str)
+				t.Fatalf("the leader's blocked clients never became %s:\n%s", n, admin.Do("INFO", "clients").Str)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -201,6 +202,15 @@ func TestWaitaof(t *testing.T) {
 	blocked("1")
 	c.Nodes[other].Restart(t)
 	expect(t, follower.Read(), "[:1, :2]")
+
+	// A leader that hands leadership over ends the waits it held, as a
+	// Redis master that becomes a replica does, instead of holding them
+	// for ever: it no longer hears the followers.
+	expect(t, leader.Do("SET", "k", "6"), "+OK")
+	leader.Send(testutil.Command("WAITAOF", "1", "3", "0")) // more than there are
+	blocked("1")
+	expect(t, admin.Do("RAFT", "TRANSFER"), "+OK")
+	expect(t, leader.Read(), "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
 }
 
 // TestFailover kills the leader with SIGKILL: writes resume on a new leader
