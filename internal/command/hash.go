@@ -444,18 +444,21 @@ func (w *hashWriter) del(field []byte) bool {
 	return true
 }
 
-// done stores the header and raises the command's keyspace event; an
-// emptied hash is deleted (with a "del" event), as Redis never keeps empty
-// collections.
-func (w *hashWriter) done(event string) {
+// done stores the header and raises the command's keyspace events; an
+// emptied hash is deleted (with a "del" event after them), as Redis never
+// keeps empty collections.
+func (w *hashWriter) done(events ...string) {
 	if w.h.n == 0 {
 		w.c.Tx.Delete(w.key)
-		w.c.Tx.Notify(store.NotifyHash, event, w.key)
-		w.c.Tx.Notify(store.NotifyGeneric, "del", w.key)
-		return
+	} else {
+		w.write(w.c.Tx.Put)
 	}
-	w.write(w.c.Tx.Put)
-	w.c.Tx.Notify(store.NotifyHash, event, w.key)
+	for _, e := range events {
+		w.c.Tx.Notify(store.NotifyHash, e, w.key)
+	}
+	if w.h.n == 0 {
+		w.c.Tx.Notify(store.NotifyGeneric, "del", w.key)
+	}
 }
 
 // write stores the header with put (Tx.Put, or Tx.PutQuiet for a change

@@ -172,32 +172,10 @@ func hexpireGeneric(c *Ctx, relative bool, unit int64) {
 	if wrong {
 		return
 	}
-	at, ok := num.ParseInt(c.Args[2])
+	at, ok := parseFieldExpire(c, c.Args[2], relative, unit)
 	if !ok {
-		c.W.Error(ErrNotInt)
 		return
 	}
-	if at < 0 {
-		c.W.Error("ERR invalid expire time, must be >= 0")
-		return
-	}
-	badTime := "ERR invalid expire time in '" + strings.ToLower(c.Arg(0)) + "' command"
-	if unit == 1000 {
-		if at > hfeMaxTime/1000 {
-			c.W.Error(badTime)
-			return
-		}
-		at *= 1000
-	}
-	base := int64(0)
-	if relative {
-		base = c.Tx.Now
-	}
-	if at > hfeMaxTime-base {
-		c.W.Error(badTime)
-		return
-	}
-	at += base
 	cond, fieldsAt := hexpireAlways, 3
 	switch strings.ToLower(c.Arg(3)) {
 	case "nx":
@@ -254,6 +232,30 @@ func hexpireGeneric(c *Ctx, relative bool, unit int64) {
 	default:
 		w.write(w.c.Tx.PutQuiet) // the fields now keep expiries
 	}
+}
+
+// parseFieldExpire parses a field expiry given in unit milliseconds,
+// relative to the record's time or not, into unix ms, with Redis's bounds
+// (parseExpireTime in t_hash.c). On an error it has replied.
+func parseFieldExpire(c *Ctx, arg []byte, relative bool, unit int64) (int64, bool) {
+	at, ok := num.ParseInt(arg)
+	if !ok {
+		c.W.Error(ErrNotInt)
+		return 0, false
+	}
+	if at < 0 {
+		c.W.Error("ERR invalid expire time, must be >= 0")
+		return 0, false
+	}
+	base := int64(0)
+	if relative {
+		base = c.Tx.Now
+	}
+	if at > hfeMaxTime/unit || at*unit > hfeMaxTime-base {
+		c.W.Error("ERR invalid expire time in '" + strings.ToLower(c.Arg(0)) + "' command")
+		return 0, false
+	}
+	return at*unit + base, true
 }
 
 // replyInts replies an array of n times v.
