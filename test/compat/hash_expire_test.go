@@ -163,6 +163,83 @@ func TestHashFieldExpire(t *testing.T) {
 		}
 	})
 
+	t.Run("GetDelGetExSetEx", func(t *testing.T) {
+		c.Do("FLUSHALL")
+		sub := testutil.Dial(t, b.Addr)
+		sub.Send(testutil.Command("PSUBSCRIBE", "__keyevent@0__:*"))
+		sub.Read()
+		is(t, c.Do("HSET", "h", "a", "1", "b", "2", "c", "3"), ":3")
+		is(t, c.Do("HGETDEL", "h", "FIELDS", "2", "a", "x"), `["1", (nil)]`)
+		is(t, c.Do("HGETEX", "h", "EX", "100", "FIELDS", "2", "b", "x"), `["2", (nil)]`)
+		is(t, c.Do("HTTL", "h", "FIELDS", "2", "b", "c"), "[:100, :-1]")
+		is(t, c.Do("HGETEX", "h", "PERSIST", "FIELDS", "1", "b"), `["2"]`)
+		is(t, c.Do("HGETEX", "h", "FIELDS", "1", "b"), `["2"]`)
+		is(t, c.Do("HTTL", "h", "FIELDS", "1", "b"), "[:-1]")
+		is(t, c.Do("HGETEX", "h", "PXAT", "1", "FIELDS", "1", "b"), `["2"]`) // past: deleted
+		is(t, c.Do("HGETALL", "h"), `["c", "3"]`)
+
+		is(t, c.Do("HSETEX", "h", "FNX", "EX", "50", "FIELDS", "2", "c", "9", "d", "4"), ":0")
+		is(t, c.Do("HSETEX", "h", "FNX", "EX", "50", "FIELDS", "1", "d", "4"), ":1")
+		is(t, c.Do("HTTL", "h", "FIELDS", "2", "c", "d"), "[:-1, :50]")
+		is(t, c.Do("HSETEX", "h", "FXX", "KEEPTTL", "FIELDS", "1", "d", "5"), ":1")
+		is(t, c.Do("HTTL", "h", "FIELDS", "1", "d"), "[:50]")
+		is(t, c.Do("HSETEX", "h", "FXX", "FIELDS", "2", "d", "6", "e", "1"), ":0")
+		is(t, c.Do("HSETEX", "h", "FXX", "FIELDS", "1", "d", "6"), ":1")
+		is(t, c.Do("HTTL", "h", "FIELDS", "1", "d"), "[:-1]")
+		is(t, c.Do("HGETDEL", "h", "FIELDS", "2", "c", "d"), `["3", "6"]`)
+		is(t, c.Do("EXISTS", "h"), ":0")
+
+		is(t, c.Do("HGETDEL", "nokey", "FIELDS", "1", "a"), "[(nil)]")
+		is(t, c.Do("HGETEX", "nokey", "EX", "10", "FIELDS", "2", "a", "b"), "[(nil), (nil)]")
+		is(t, c.Do("HSETEX", "nokey", "FXX", "FIELDS", "1", "a", "1"), ":0")
+		is(t, c.Do("HSETEX", "n", "PXAT", "1", "FIELDS", "1", "a", "1"), ":1")
+		is(t, c.Do("EXISTS", "n", "nokey"), ":0")
+		is(t, c.Do("HSETEX", "n", "PX", "100", "FIELDS", "1", "a", "1"), ":1")
+		waitFor(t, c, ":0", "EXISTS", "n")
+
+		c.Do("SET", "s", "v")
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"HGETDEL", "s", "FIELDS", "1", "a"}, "-WRONGTYPE Operation against a key holding the wrong kind of value"},
+			{[]string{"HGETDEL", "h", "FIELD", "1", "a"}, "-ERR Mandatory argument FIELDS is missing or not at the right position"},
+			{[]string{"HGETDEL", "h", "FIELDS", "0", "a"}, "-ERR Number of fields must be a positive integer"},
+			{[]string{"HGETDEL", "h", "FIELDS", "2", "a"}, "-ERR The `numfields` parameter must match the number of arguments"},
+			{[]string{"HGETEX", "h", "EX", "-1", "FIELDS", "1", "a"}, "-ERR invalid expire time, must be >= 0"},
+			{[]string{"HGETEX", "h", "EXAT", "70368744178", "FIELDS", "1", "a"}, "-ERR invalid expire time in 'hgetex' command"},
+			{[]string{"HGETEX", "h", "EX", "10", "FIELDS", "2", "a"}, "-ERR The `numfields` parameter must match the number of arguments"},
+			{[]string{"HGETEX", "h", "KEEPTTL", "FIELDS", "1", "a"}, "-ERR Mandatory argument FIELDS is missing or not at the right position"},
+			{[]string{"HSETEX", "h", "EX", "10", "KEEPTTL", "FIELDS", "1", "a", "1"}, "-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"},
+			{[]string{"HSETEX", "h", "FNX", "FXX", "FIELDS", "1", "a", "1"}, "-ERR Only one of FXX or FNX arguments can be specified"},
+			{[]string{"HSETEX", "h", "FIELDS", "0", "a", "1"}, "-ERR invalid number of fields"},
+			{[]string{"HSETEX", "h", "FIELDS", "2", "a", "1"}, "-ERR wrong number of arguments for 'hsetex' command"},
+			{[]string{"HSETEX", "h", "FOO", "FIELDS", "1", "a", "1"}, "-ERR unknown argument: FOO"},
+			{[]string{"HSETEX", "h", "FXX", "FIELDS", "1", "a", "1", "PX"}, "-ERR wrong number of arguments for 'hsetex' command"},
+			{[]string{"HSETEX", "h", "FXX", "FNX", "PX", "1"}, "-ERR Only one of FXX or FNX arguments can be specified"},
+			{[]string{"HSETEX", "h", "FXX", "PX", "1", "EX"}, "-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"},
+			{[]string{"HSETEX", "s", "FIELDS", "1", "a", "1"}, "-WRONGTYPE Operation against a key holding the wrong kind of value"},
+		} {
+			is(t, c.Do(tc.args...), tc.want)
+		}
+
+		c.Do("HSET", "__end", "a", "1")
+		var got []string
+		for range 40 {
+			r := sub.Read()
+			if r.Elems[3].Str == "__end" {
+				break
+			}
+			got = append(got, r.Elems[2].Str[len("__keyevent@0__:"):]+" "+r.Elems[3].Str)
+		}
+		want := []string{"hset h", "hdel h", "hexpire h", "hpersist h", "hdel h",
+			"hset h", "hexpire h", "hset h", "hset h", "hdel h", "del h",
+			"hset n", "hdel n", "del n", "hset n", "hexpire n", "hexpired n", "del n"}
+		if !slices.Equal(got, want) {
+			t.Errorf("events:\n got %q\nwant %q", got, want)
+		}
+	})
+
 	t.Run("BigHash", func(t *testing.T) {
 		c.Do("FLUSHALL")
 		args := []string{"HSET", "big"}
