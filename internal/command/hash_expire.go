@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"basalt/internal/num"
@@ -26,15 +27,19 @@ func init() {
 		return one(&Command{Name: name, Arity: -5, Flags: ReadOnly | Fast, Categories: hashCat, Since: "7.4.0", Summary: summary, Run: run}, "RO", "access")
 	}
 	register(
-		expire("hexpire", "Set expiry for hash field using relative time to expire (seconds)", func(c *Ctx) { hexpireGeneric(c, true, 1000) }),
-		expire("hpexpire", "Set expiry for hash field using relative time to expire (milliseconds)", func(c *Ctx) { hexpireGeneric(c, true, 1) }),
-		expire("hexpireat", "Set expiry for hash field using an absolute Unix timestamp (seconds)", func(c *Ctx) { hexpireGeneric(c, false, 1000) }),
-		expire("hpexpireat", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", func(c *Ctx) { hexpireGeneric(c, false, 1) }),
+		expire("hexpire", "Set expiry for hash field using relative time to expire (seconds)", func(c *Ctx) { hexpireGeneric(c, "ex") }),
+		expire("hpexpire", "Set expiry for hash field using relative time to expire (milliseconds)", func(c *Ctx) { hexpireGeneric(c, "px") }),
+		expire("hexpireat", "Set expiry for hash field using an absolute Unix timestamp (seconds)", func(c *Ctx) { hexpireGeneric(c, "exat") }),
+		expire("hpexpireat", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", func(c *Ctx) { hexpireGeneric(c, "pxat") }),
 		ttl("httl", "Returns the TTL in seconds of a hash field.", func(c *Ctx) { httlGeneric(c, true, 1000) }),
 		ttl("hpttl", "Returns the TTL in milliseconds of a hash field.", func(c *Ctx) { httlGeneric(c, true, 1) }),
 		ttl("hexpiretime", "Returns the expiration time of a hash field as a Unix timestamp, in seconds.", func(c *Ctx) { httlGeneric(c, false, 1000) }),
 		ttl("hpexpiretime", "Returns the expiration time of a hash field as a Unix timestamp, in msec.", func(c *Ctx) { httlGeneric(c, false, 1) }),
 		one(&Command{Name: "hpersist", Arity: -5, Flags: Write | Fast, Categories: hashCat, Since: "7.4.0", Summary: "Removes the expiration time for each specified field", Run: cmdHPersist}, "RW", "update"),
+		// Redis 8.0 (hash_getex.go)
+		one(&Command{Name: "hgetdel", Arity: -5, Flags: Write | Fast, Categories: hashCat, Since: "8.0.0", Summary: "Returns the value of a field and deletes it from the hash.", Run: cmdHGetDel}, "RW", "access", "delete"),
+		one(&Command{Name: "hgetex", Arity: -5, Flags: Write | Fast, Categories: hashCat, Since: "8.0.0", Summary: "Get the value of one or more fields of a given hash key, and optionally set their expiration.", Run: cmdHGetEx}, "RW", "access", "update"),
+		one(&Command{Name: "hsetex", Arity: -6, Flags: Write | DenyOOM | Fast, Categories: hashCat, Since: "8.0.0", Summary: "Set the value of one or more fields of a given hash key, and optionally set their expiration.", Run: cmdHSetEx}, "RW", "update"),
 	)
 }
 
@@ -164,47 +169,30 @@ const (
 )
 
 // HEXPIRE key seconds [NX|XX|GT|LT] FIELDS numfields field ..., and
-// HPEXPIRE, HEXPIREAT, HPEXPIREAT: relative to the record's time or not,
-// in unit milliseconds. A time already past deletes the field, as Redis
+// HPEXPIRE, HEXPIREAT, HPEXPIREAT, whose time is read as unit (EX, PX,
+// EXAT or PXAT) says. A time already past deletes the field, as Redis
 // does.
-func hexpireGeneric(c *Ctx, relative bool, unit int64) {
-	_, exists, wrong := c.Lookup(c.Args[1], store.TypeHash)
-	if wrong {
-		return
-	}
-	at, ok := parseFieldExpire(c, c.Args[2], relative, unit)
+func hexpireGeneric(c *Ctx, unit string) {
+	var at int64
+	cond := hexpireAlways
+	w, fields, ok := hashFieldsForWrite(c, "ERR Parameter `numFields` should be greater than 0", func() (int, bool) {
+		var ok bool
+		if at, ok = parseFieldExpire(c, unit, c.Args[2]); !ok {
+			return 0, false
+		}
+		i := slices.Index([]string{"nx", "xx", "gt", "lt"}, strings.ToLower(c.Arg(3)))
+		if i < 0 {
+			return 3, true
+		}
+		cond = hexpireNX + i
+		return 4, true
+	}, func() { c.W.Int(hfeNoField) })
 	if !ok {
 		return
 	}
-	cond, fieldsAt := hexpireAlways, 3
-	switch strings.ToLower(c.Arg(3)) {
-	case "nx":
-		cond = hexpireNX
-	case "xx":
-		cond = hexpireXX
-	case "gt":
-		cond = hexpireGT
-	case "lt":
-		cond = hexpireLT
-	}
-	if cond != hexpireAlways {
-		fieldsAt++
-	}
-	fields, ok := hashFieldArgs(c, fieldsAt, "ERR Parameter `numFields` should be greater than 0")
-	if !ok {
-		return
-	}
-	var w *hashWriter
-	if exists {
-		w, _ = hashForWrite(c, c.Args[1])
-	}
-	if w == nil || w.h.n == 0 { // no hash, or its last fields just expired
-		replyInts(c, len(fields), hfeNoField)
-		return
-	}
+	converted := !w.h.ttls
 	w.keepTTLs()
 	set, deleted := 0, 0
-	c.W.ArrayLen(len(fields))
 	for _, f := range fields {
 		v, slot := w.get(f)
 		cur := slot.expireAt
@@ -224,20 +212,29 @@ func hexpireGeneric(c *Ctx, relative bool, unit int64) {
 			c.W.Int(hfeSet)
 		}
 	}
+	w.finish(deleted, set, "hexpire", converted)
+}
+
+// finish ends a command that deleted fields whose new expiry was past
+// and set the expiry (or removed it) of others, with Redis's events:
+// "hdel" if it deleted any, else event if it set any. If it changed
+// nothing but made the hash keep expiries, the header is stored quietly.
+func (w *hashWriter) finish(deleted, set int, event string, converted bool) {
 	switch {
 	case deleted > 0:
 		w.done("hdel")
 	case set > 0:
-		w.done("hexpire")
-	default:
-		w.write(w.c.Tx.PutQuiet) // the fields now keep expiries
+		w.done(event)
+	case converted:
+		w.write(w.c.Tx.PutQuiet)
 	}
 }
 
-// parseFieldExpire parses a field expiry given in unit milliseconds,
-// relative to the record's time or not, into unix ms, with Redis's bounds
-// (parseExpireTime in t_hash.c). On an error it has replied.
-func parseFieldExpire(c *Ctx, arg []byte, relative bool, unit int64) (int64, bool) {
+// parseFieldExpire parses arg as the field expiry of unit: EX (seconds
+// from the record's time), PX (milliseconds from it), EXAT (unix seconds)
+// or PXAT (unix ms), into unix ms, with Redis's bounds (parseExpireTime in
+// t_hash.c). On an error it has replied.
+func parseFieldExpire(c *Ctx, unit string, arg []byte) (int64, bool) {
 	at, ok := num.ParseInt(arg)
 	if !ok {
 		c.W.Error(ErrNotInt)
@@ -247,15 +244,52 @@ func parseFieldExpire(c *Ctx, arg []byte, relative bool, unit int64) (int64, boo
 		c.W.Error("ERR invalid expire time, must be >= 0")
 		return 0, false
 	}
-	base := int64(0)
-	if relative {
+	ms, base := int64(1), int64(0)
+	if unit == "ex" || unit == "exat" {
+		ms = 1000
+	}
+	if unit == "ex" || unit == "px" {
 		base = c.Tx.Now
 	}
-	if at > hfeMaxTime/unit || at*unit > hfeMaxTime-base {
+	if at > hfeMaxTime/ms || at*ms > hfeMaxTime-base {
 		c.W.Error("ERR invalid expire time in '" + strings.ToLower(c.Arg(0)) + "' command")
 		return 0, false
 	}
-	return at*unit + base, true
+	return at*ms + base, true
+}
+
+// hashFieldsForWrite serves a command that changes the fields it names:
+// after the key's type check, parse reads its options and returns where
+// "FIELDS numfields field ..." starts (badCount is the error for a count
+// that is not positive), then the hash is looked up for the write and the
+// reply's array started. A missing key (or one whose last fields just
+// expired) answers missing() per field. It reports whether the command
+// goes on.
+func hashFieldsForWrite(c *Ctx, badCount string, parse func() (fieldsAt int, ok bool), missing func()) (*hashWriter, [][]byte, bool) {
+	_, exists, wrong := c.Lookup(c.Args[1], store.TypeHash)
+	if wrong {
+		return nil, nil, false
+	}
+	fieldsAt, ok := parse()
+	if !ok {
+		return nil, nil, false
+	}
+	fields, ok := hashFieldArgs(c, fieldsAt, badCount)
+	if !ok {
+		return nil, nil, false
+	}
+	var w *hashWriter
+	if exists {
+		w, _ = hashForWrite(c, c.Args[1])
+	}
+	c.W.ArrayLen(len(fields))
+	if w == nil || w.h.n == 0 {
+		for range fields {
+			missing()
+		}
+		return nil, nil, false
+	}
+	return w, fields, true
 }
 
 // replyInts replies an array of n times v.
@@ -305,24 +339,11 @@ func httlGeneric(c *Ctx, relative bool, unit int64) {
 // HPERSIST key FIELDS numfields field ...: per field -2 if it does not
 // exist, -1 if it has no TTL, 1 once its TTL is removed.
 func cmdHPersist(c *Ctx) {
-	_, exists, wrong := c.Lookup(c.Args[1], store.TypeHash)
-	if wrong {
-		return
-	}
-	fields, ok := hashFieldArgs(c, 2, errNumFieldsHTTL)
+	w, fields, ok := hashFieldsForWrite(c, errNumFieldsHTTL, func() (int, bool) { return 2, true }, func() { c.W.Int(hfeNoField) })
 	if !ok {
 		return
 	}
-	var w *hashWriter
-	if exists {
-		w, _ = hashForWrite(c, c.Args[1])
-	}
-	if w == nil || w.h.n == 0 {
-		replyInts(c, len(fields), hfeNoField)
-		return
-	}
 	changed := false
-	c.W.ArrayLen(len(fields))
 	for _, f := range fields {
 		v, slot := w.get(f)
 		switch {

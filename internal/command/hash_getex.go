@@ -4,70 +4,36 @@ import (
 	"strings"
 
 	"basalt/internal/num"
-	"basalt/internal/store"
 )
 
 // HGETDEL, HGETEX and HSETEX (Redis 8.0): reads and writes of hash fields
-// that delete them or set their expiry in the same command.
-func init() {
-	hashCat := []string{"hash"}
-	one := singleKey("hash")
-	register(
-		one(&Command{Name: "hgetdel", Arity: -5, Flags: Write | Fast, Categories: hashCat, Since: "8.0.0", Summary: "Returns the value of a field and deletes it from the hash.", Run: cmdHGetDel}, "RW", "access", "delete"),
-		one(&Command{Name: "hgetex", Arity: -5, Flags: Write | Fast, Categories: hashCat, Since: "8.0.0", Summary: "Get the value of one or more fields of a given hash key, and optionally set their expiration.", Run: cmdHGetEx}, "RW", "access", "update"),
-		one(&Command{Name: "hsetex", Arity: -6, Flags: Write | DenyOOM | Fast, Categories: hashCat, Since: "8.0.0", Summary: "Set the value of one or more fields of a given hash key, and optionally set their expiration.", Run: cmdHSetEx}, "RW", "update"),
-	)
-}
+// that delete them or set their expiry in the same command (registered
+// in hash_expire.go).
 
-// hashGetForWrite serves a command that reads fields and then changes
-// them: after the key's type check, parse reads its options and returns
-// where "FIELDS numfields field ..." starts, then the hash is looked up for
-// the write. A missing key answers a nil per field. It reports whether the
-// command goes on, with the reply's array started.
-func hashGetForWrite(c *Ctx, parse func() (fieldsAt int, ok bool)) (*hashWriter, [][]byte, bool) {
-	_, exists, wrong := c.Lookup(c.Args[1], store.TypeHash)
-	if wrong {
-		return nil, nil, false
+// getReplied is get that also replies the value (nil for a missing field).
+func (w *hashWriter) getReplied(field []byte) ([]byte, hashSlot) {
+	v, slot := w.get(field)
+	if slot.exists {
+		w.c.W.Bulk(v)
+	} else {
+		w.c.W.Null()
 	}
-	fieldsAt, ok := parse()
-	if !ok {
-		return nil, nil, false
-	}
-	fields, ok := hashFieldArgs(c, fieldsAt, errNumFieldsHTTL)
-	if !ok {
-		return nil, nil, false
-	}
-	var w *hashWriter
-	if exists {
-		w, _ = hashForWrite(c, c.Args[1])
-	}
-	c.W.ArrayLen(len(fields))
-	if w == nil || w.h.n == 0 { // no hash, or its last fields just expired
-		for range fields {
-			c.W.Null()
-		}
-		return nil, nil, false
-	}
-	return w, fields, true
+	return v, slot
 }
 
 // HGETDEL key FIELDS numfields field ...: the values (nil for a missing
 // field), and the fields deleted.
 func cmdHGetDel(c *Ctx) {
-	w, fields, ok := hashGetForWrite(c, func() (int, bool) { return 2, true })
+	w, fields, ok := hashFieldsForWrite(c, errNumFieldsHTTL, func() (int, bool) { return 2, true }, c.W.Null)
 	if !ok {
 		return
 	}
 	deleted := 0
 	for _, f := range fields {
-		v, slot := w.get(f)
-		if !slot.exists {
-			c.W.Null()
-			continue
+		if _, slot := w.getReplied(f); slot.exists {
+			w.del(f)
+			deleted++
 		}
-		c.W.Bulk(v)
-		w.del(f)
-		deleted++
 	}
 	if deleted > 0 {
 		w.done("hdel")
@@ -80,38 +46,30 @@ func cmdHGetDel(c *Ctx) {
 func cmdHGetEx(c *Ctx) {
 	opt := strings.ToLower(c.Arg(2))
 	var at int64
-	w, fields, ok := hashGetForWrite(c, func() (int, bool) {
+	w, fields, ok := hashFieldsForWrite(c, errNumFieldsHTTL, func() (int, bool) {
 		switch opt {
 		case "persist":
 			return 3, true
 		case "ex", "px", "exat", "pxat":
-			unit := int64(1)
-			if opt == "ex" || opt == "exat" {
-				unit = 1000
-			}
 			var ok bool
-			at, ok = parseFieldExpire(c, c.Args[3], opt == "ex" || opt == "px", unit)
+			at, ok = parseFieldExpire(c, opt, c.Args[3])
 			return 4, ok
 		}
 		opt = ""
 		return 2, true
-	})
+	}, c.W.Null)
 	if !ok {
 		return
 	}
-	if opt != "" && opt != "persist" {
+	converted := !w.h.ttls && opt != "" && opt != "persist"
+	if converted {
 		w.keepTTLs()
 	}
 	updated, deleted := 0, 0
 	for _, f := range fields {
-		v, slot := w.get(f)
-		if !slot.exists {
-			c.W.Null()
-			continue
-		}
-		c.W.Bulk(v)
+		v, slot := w.getReplied(f)
 		switch {
-		case opt == "":
+		case !slot.exists, opt == "":
 		case opt == "persist":
 			if slot.expireAt != 0 {
 				w.setTTL(f, v, slot, 0)
@@ -125,16 +83,11 @@ func cmdHGetEx(c *Ctx) {
 			updated++
 		}
 	}
-	switch {
-	case updated > 0 && opt == "persist":
-		w.done("hpersist")
-	case updated > 0:
-		w.done("hexpire")
-	case deleted > 0:
-		w.done("hdel")
-	case opt != "" && opt != "persist":
-		w.write(c.Tx.PutQuiet) // the fields now keep expiries
+	event := "hexpire"
+	if opt == "persist" {
+		event = "hpersist"
 	}
+	w.finish(deleted, updated, event, converted)
 }
 
 // hsetexOptions are HSETEX's options: FNX or FXX, and EX, PX, EXAT, PXAT
@@ -187,11 +140,7 @@ func parseHSetEx(c *Ctx) (o hsetexOptions, ok bool) {
 				return o, false
 			}
 			i++
-			unit := int64(1)
-			if a == "ex" || a == "exat" {
-				unit = 1000
-			}
-			if o.at, ok = parseFieldExpire(c, c.Args[i], a == "ex" || a == "px", unit); !ok {
+			if o.at, ok = parseFieldExpire(c, a, c.Args[i]); !ok {
 				return o, false
 			}
 			o.setTTL = true
