@@ -254,7 +254,20 @@ func TestHashFieldExpire(t *testing.T) {
 		is(t, c.Do("HLEN", "big"), ":598")
 		is(t, c.Do("HGET", "big", "f1"), "(nil)")
 		is(t, c.Do("HGET", "big", "f3"), `"v"`)
+		if r := c.Do("HSCAN", "big", "0", "COUNT", "1000"); len(r.Elems) != 2 || len(r.Elems[1].Elems) != 2*598 {
+			t.Errorf("HSCAN big 0 COUNT 1000: %d elements, want %d", len(r.Elems[1].Elems), 2*598)
+		}
 		waitFor(t, c, ":598", "HLEN", "big")
+
+		// A small hash with field TTLs keeps them when it grows past
+		// the listpack's limits.
+		is(t, c.Do("HSET", "grow", "a", "1", "b", "2"), ":2")
+		is(t, c.Do("HEXPIRE", "grow", "100", "FIELDS", "1", "a"), "[:1]")
+		args[1] = "grow"
+		c.Do(args...)
+		is(t, c.Do("OBJECT", "ENCODING", "grow"), `"hashtable"`)
+		is(t, c.Do("HTTL", "grow", "FIELDS", "2", "a", "b"), "[:100, :-1]")
+		is(t, c.Do("HLEN", "grow"), ":602")
 	})
 
 	t.Run("RenameAndRestart", func(t *testing.T) {
