@@ -119,7 +119,8 @@ func (w *hashWriter) keepTTLs() {
 	}
 }
 
-// setTTL gives an existing field, found in slot, the expiry at.
+// setTTL writes field with value and the expiry at (0: none), slot being
+// what get found of it (HSETEX also creates fields this way).
 func (w *hashWriter) setTTL(field, value []byte, slot hashSlot, at int64) {
 	slot.expireAt = at
 	w.put(field, bytes.Clone(value), slot)
