@@ -29,7 +29,9 @@ import (
 // store's (hash order), which Redis does not promise either. Hashes written
 // before basalt kept the order have plain values and no next number in
 // their header: they answer in hash order until a field is set, which
-// numbers their fields in that order first (hashWriter.number).
+// numbers their fields in that order first (hashWriter.number). Once a
+// field has had a TTL, every value also carries its field's expiry after
+// the number (hashHeader; the commands are in hash_expire.go).
 func init() {
 	hashCat := []string{"hash"}
 	one := singleKey("hash")
