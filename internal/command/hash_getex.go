@@ -73,8 +73,8 @@ func cmdHGetEx(c *Ctx) {
 		case opt == "persist":
 			if slot.expireAt != 0 {
 				w.setTTL(f, v, slot, 0)
-				updated++
 			}
+			updated++ // Redis counts (and raises "hpersist" for) a field without TTL too
 		case at <= c.Tx.Now:
 			w.del(f)
 			deleted++

@@ -188,6 +188,7 @@ func TestHashFieldExpire(t *testing.T) {
 		ttls(t, c.Do("HTTL", "h", "FIELDS", "2", "b", "c"), 100, -1)
 		is(t, c.Do("HGETEX", "h", "PERSIST", "FIELDS", "1", "b"), `["2"]`)
 		is(t, c.Do("HGETEX", "h", "FIELDS", "1", "b"), `["2"]`)
+		is(t, c.Do("HGETEX", "h", "PERSIST", "FIELDS", "1", "c"), `["3"]`) // no TTL: still "hpersist", as Redis
 		is(t, c.Do("HTTL", "h", "FIELDS", "1", "b"), "[:-1]")
 		is(t, c.Do("HGETEX", "h", "PXAT", "1", "FIELDS", "1", "b"), `["2"]`) // past: deleted
 		is(t, c.Do("HGETALL", "h"), `["c", "3"]`)
@@ -246,7 +247,7 @@ func TestHashFieldExpire(t *testing.T) {
 			}
 			got = append(got, r.Elems[2].Str[len("__keyevent@0__:"):]+" "+r.Elems[3].Str)
 		}
-		want := []string{"hset h", "hdel h", "hexpire h", "hpersist h", "hdel h",
+		want := []string{"hset h", "hdel h", "hexpire h", "hpersist h", "hpersist h", "hdel h",
 			"hset h", "hexpire h", "hset h", "hset h", "hdel h", "del h",
 			"hset n", "hdel n", "del n", "hset n", "hexpire n", "hexpired n", "del n"}
 		if !slices.Equal(got, want) {
