@@ -60,6 +60,7 @@ func waitFor(t *testing.T, c *testutil.Conn, want string, args ...string) {
 }
 
 func TestHashFieldExpire(t *testing.T) {
+	skipInShards(t) // before starting a server
 	b := testutil.StartBasalt(t, "", "--notify-keyspace-events", "Ehg")
 	c := testutil.Dial(t, b.Addr)
 
