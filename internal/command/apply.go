@@ -66,9 +66,12 @@ func apply(tx *store.Tx, rec *shard.Record, sr *shard.Run, env shard.Env, host H
 		}
 	case shard.KindExpireDue:
 		n := 0
+		c := &Ctx{Tx: tx, W: resp.NewWriter(2), rec: rec}
 		for _, entry := range rec.Cmds[0] {
 			if tx.ExpireDue(entry) {
 				n++
+			} else if len(entry) > 8 {
+				expireHashFields(c, entry[8:]) // the entry may be a hash's due time
 			}
 		}
 		w.Int(int64(n)) // keys expired, for INFO's expired_keys

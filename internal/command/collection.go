@@ -13,7 +13,7 @@ type sizeHeader struct {
 }
 
 func decodeSizeHeader(b []byte) sizeHeader {
-	return sizeHeader{n: int64(binary.BigEndian.Uint64(b)), big: b[8] != 0}
+	return sizeHeader{n: int64(binary.BigEndian.Uint64(b)), big: b[8]&1 != 0}
 }
 
 const sizeHeaderLen = 9

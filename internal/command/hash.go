@@ -29,7 +29,9 @@ import (
 // store's (hash order), which Redis does not promise either. Hashes written
 // before basalt kept the order have plain values and no next number in
 // their header: they answer in hash order until a field is set, which
-// numbers their fields in that order first (hashWriter.number).
+// numbers their fields in that order first (hashWriter.number). Once a
+// field has had a TTL, every value also carries its field's expiry after
+// the number (hashHeader; the commands are in hash_expire.go).
 func init() {
 	hashCat := []string{"hash"}
 	one := singleKey("hash")
@@ -68,26 +70,45 @@ const (
 	errOutOfRange = "ERR value is out of range"
 )
 
-// hashHeader is a hash's metadata body: its sizeHeader, then, while the
-// hash keeps insertion order (ordered), the number its next new field
-// takes, as a uvarint.
+// hashHeader is a hash's metadata body: its sizeHeader, then, once a
+// field of it was given a TTL (ttls, a bit of the sizeHeader's flag byte),
+// due as a uvarint, then, while the hash keeps insertion order (ordered),
+// the number its next new field takes, as a uvarint.
+//
+// In a hash with ttls every stored value carries its field's expiry (unix
+// ms, 0 for none) as a uvarint after the number. due is a hint: no field
+// expires before it (0: no field has a TTL). The key's expiry index has an
+// entry at due, so active expiry finds the hash (hash_expire.go).
 type hashHeader struct {
 	sizeHeader
 	ordered bool
 	next    uint64
+	ttls    bool
+	due     int64
 }
+
+const hashTTLsFlag = 2 // in the sizeHeader's flag byte
 
 func decodeHashHeader(b []byte) hashHeader {
 	h := hashHeader{sizeHeader: decodeSizeHeader(b)}
-	if len(b) > sizeHeaderLen {
+	rest := b[sizeHeaderLen:]
+	if b[sizeHeaderLen-1]&hashTTLsFlag != 0 {
+		due, n := binary.Uvarint(rest)
+		h.ttls, h.due, rest = true, int64(due), rest[n:]
+	}
+	if len(rest) > 0 {
 		h.ordered = true
-		h.next, _ = binary.Uvarint(b[sizeHeaderLen:])
+		h.next, _ = binary.Uvarint(rest)
 	}
 	return h
 }
 
 func (h hashHeader) encode() []byte {
-	b := h.appendTo(make([]byte, 0, sizeHeaderLen+binary.MaxVarintLen64))
+	b := h.appendTo(make([]byte, 0, sizeHeaderLen+2*binary.MaxVarintLen64))
+	if h.ttls {
+		b[sizeHeaderLen-1] |= hashTTLsFlag
+		b = binary.AppendUvarint(b, uint64(h.due))
+	}
 	if h.ordered {
 		b = binary.AppendUvarint(b, h.next)
 	}
@@ -95,25 +116,56 @@ func (h hashHeader) encode() []byte {
 }
 
 // value splits a stored field value into its number (0 in a hash that
-// keeps no order) and the field's value.
-func (h hashHeader) value(stored []byte) (seq uint64, v []byte) {
-	if !h.ordered {
-		return 0, stored
+// keeps no order), its expiry (0 for none) and the field's value.
+func (h hashHeader) value(stored []byte) (seq uint64, expireAt int64, v []byte) {
+	v = stored
+	if h.ordered {
+		n := 0
+		if seq, n = binary.Uvarint(v); n <= 0 {
+			panic("hash: corrupt ordered field value")
+		}
+		v = v[n:]
 	}
-	seq, n := binary.Uvarint(stored)
-	if n <= 0 {
-		panic("hash: corrupt ordered field value")
+	if h.ttls {
+		at, n := binary.Uvarint(v)
+		if n <= 0 {
+			panic("hash: corrupt field expiry")
+		}
+		expireAt, v = int64(at), v[n:]
 	}
-	return seq, stored[n:]
+	return seq, expireAt, v
 }
 
-// hashFields visits the fields and values of key, whose header is h: in
+// store appends a field's stored value to buf.
+func (h hashHeader) store(buf []byte, seq uint64, expireAt int64, v []byte) []byte {
+	if h.ordered {
+		buf = binary.AppendUvarint(buf, seq)
+	}
+	if h.ttls {
+		buf = binary.AppendUvarint(buf, uint64(expireAt))
+	}
+	return append(buf, v...)
+}
+
+// fieldLive reports whether a field whose expiry is expireAt exists at
+// now (unix ms), as Meta.Expired decides for keys.
+func fieldLive(expireAt, now int64) bool { return expireAt == 0 || expireAt > now }
+
+// hasDue reports whether some field may have expired at now, so that
+// counts from the header may be off until they are removed.
+func (h hashHeader) hasDue(now int64) bool { return h.due != 0 && h.due <= now }
+
+// hashFields visits the live fields and values of key, whose header is h: in
 // insertion order when h keeps it (the hash is small, so it is read whole
 // first), else streamed in the store's order. fn's arguments are valid
 // only during the call.
 func hashFields(c *Ctx, key []byte, h hashHeader, fn func(field, value []byte) bool) {
 	if !h.ordered {
-		c.Tx.Members(key, nil, nil, false, func(sub, v []byte) bool {
+		c.Tx.Members(key, nil, nil, false, func(sub, stored []byte) bool {
+			_, at, v := h.value(stored)
+			if !fieldLive(at, c.Tx.Now) {
+				return true
+			}
 			return fn(store.HashedMember(sub), v)
 		})
 		return
@@ -149,7 +201,10 @@ var hashOrders = sync.Pool{New: func() any { return new(hashOrder) }}
 func (o *hashOrder) read(c *Ctx, key []byte, h hashHeader) {
 	o.buf, o.entries, o.lo, o.hi = o.buf[:0], o.entries[:0], math.MaxUint64, 0
 	c.Tx.Members(key, nil, nil, false, func(sub, stored []byte) bool {
-		seq, v := h.value(stored)
+		seq, at, v := h.value(stored)
+		if !fieldLive(at, c.Tx.Now) {
+			return true
+		}
 		f := store.HashedMember(sub)
 		o.entries = append(o.entries, hashEntry{seq, int32(len(o.buf)), int32(len(f)), int32(len(v))})
 		o.buf = append(append(o.buf, f...), v...)
@@ -188,20 +243,33 @@ func (o *hashOrder) sorted() []hashEntry {
 	return out
 }
 
-// hashGet returns field's value in key, whose header is h.
+// hashGet returns field's value in key, whose header is h, if it is live.
 func hashGet(c *Ctx, key []byte, h hashHeader, field []byte) ([]byte, bool) {
+	v, _, ok := hashGetTTL(c, key, h, field)
+	return v, ok
+}
+
+// hashGetTTL is hashGet that also returns the field's expiry (0: none).
+func hashGetTTL(c *Ctx, key []byte, h hashHeader, field []byte) (v []byte, expireAt int64, ok bool) {
 	stored, ok := c.Tx.Member(key, store.HashedSub(nil, field))
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
-	_, v := h.value(stored)
-	return v, true
+	_, expireAt, v = h.value(stored)
+	if !fieldLive(expireAt, c.Tx.Now) {
+		return nil, 0, false
+	}
+	return v, expireAt, true
 }
 
 // hashEncoding is OBJECT ENCODING for a hash.
 func hashEncoding(m store.Meta) string {
-	if decodeSizeHeader(m.Body).big {
+	h := decodeHashHeader(m.Body)
+	if h.big {
 		return "hashtable"
+	}
+	if h.ttls {
+		return "listpackex"
 	}
 	return "listpack"
 }
@@ -209,29 +277,41 @@ func hashEncoding(m store.Meta) string {
 // hashWriter edits one hash in a write: it tracks the header and writes it
 // (or deletes the key once empty) in done.
 type hashWriter struct {
-	c   *Ctx
-	key []byte
-	m   store.Meta
-	h   hashHeader
-	sub []byte
-	buf []byte // a stored value
+	c       *Ctx
+	key     []byte
+	m       store.Meta
+	h       hashHeader
+	indexed int64 // the due time the expiry index has an entry for
+	sub     []byte
+	buf     []byte // a stored value
 }
 
 // hashForWrite looks key up as a hash for a write; a missing key is an
 // empty hash (created by done if a field is set), which keeps insertion
-// order. On WRONGTYPE it has replied and returns false.
+// order. Fields that expired by the record's time are removed first (and
+// the hash with them if none is left), as Redis's lazy field expiry does.
+// On WRONGTYPE it has replied and returns false.
 func hashForWrite(c *Ctx, key []byte) (*hashWriter, bool) {
 	m, ok, wrong := c.Lookup(key, store.TypeHash)
 	if wrong {
 		return nil, false
 	}
 	w := &hashWriter{c: c, key: key}
-	if ok {
-		w.m, w.h = m, decodeHashHeader(m.Body)
-	} else {
-		w.m, w.h.ordered = store.Meta{Type: store.TypeHash}, true
+	if !ok {
+		w.reset()
+		return w, true
+	}
+	w.m, w.h = m, decodeHashHeader(m.Body)
+	w.indexed = w.h.due
+	if w.h.hasDue(c.Tx.Now) {
+		w.expireFields()
 	}
 	return w, true
+}
+
+// reset makes w an empty hash, as for a missing key.
+func (w *hashWriter) reset() {
+	w.m, w.h, w.indexed = store.Meta{Type: store.TypeHash}, hashHeader{ordered: true}, 0
 }
 
 func (w *hashWriter) subKey(field []byte) []byte {
@@ -239,11 +319,12 @@ func (w *hashWriter) subKey(field []byte) []byte {
 	return w.sub
 }
 
-// hashSlot is what get found of a field: whether it exists, and its
-// number in an ordered hash, which put keeps.
+// hashSlot is what get found of a field: whether it exists, its number
+// in an ordered hash and its expiry (0: none), which put keeps.
 type hashSlot struct {
-	exists bool
-	seq    uint64
+	exists   bool
+	seq      uint64
+	expireAt int64
 }
 
 // get returns field's value; an existing empty value is non-nil, as
@@ -256,21 +337,23 @@ func (w *hashWriter) get(field []byte) ([]byte, hashSlot) {
 	if !ok {
 		return nil, hashSlot{}
 	}
-	seq, v := w.h.value(stored)
+	seq, at, v := w.h.value(stored)
 	if v == nil {
 		v = []byte{}
 	}
-	return v, hashSlot{exists: true, seq: seq}
+	return v, hashSlot{exists: true, seq: seq, expireAt: at}
 }
 
-// set writes field and reports whether it is new.
+// set writes field, dropping its TTL as HSET does, and reports whether it
+// is new.
 func (w *hashWriter) set(field, value []byte) bool {
 	_, slot := w.get(field)
+	slot.expireAt = 0
 	return w.put(field, value, slot)
 }
 
-// put writes field, which get found in slot, and reports whether it is
-// new. A field or value longer than Redis's listpack allows, or one field
+// put writes field, which get found in slot, with slot's expiry, and
+// reports whether it is new. A field or value longer than Redis's listpack allows, or one field
 // too many, converts the hash first, as Redis's hashTypeSet does.
 func (w *hashWriter) put(field, value []byte, slot hashSlot) bool {
 	if len(field) > hashMaxListpackValue || len(value) > hashMaxListpackValue ||
@@ -283,16 +366,12 @@ func (w *hashWriter) put(field, value []byte, slot hashSlot) bool {
 			_, slot = w.get(field) // its number now
 		}
 	}
-	stored := value
-	if w.h.ordered {
-		if !slot.exists {
-			slot.seq = w.h.next
-			w.h.next++
-		}
-		w.buf = append(binary.AppendUvarint(w.buf[:0], slot.seq), value...)
-		stored = w.buf
+	if w.h.ordered && !slot.exists {
+		slot.seq = w.h.next
+		w.h.next++
 	}
-	w.c.Tx.SetMember(w.key, w.subKey(field), stored)
+	w.buf = w.h.store(w.buf[:0], slot.seq, slot.expireAt, value)
+	w.c.Tx.SetMember(w.key, w.subKey(field), w.buf)
 	if !slot.exists {
 		w.h.n++
 	}
@@ -304,8 +383,7 @@ func (w *hashWriter) put(field, value []byte, slot hashSlot) bool {
 func (w *hashWriter) convert() {
 	w.h.big = true
 	if w.h.ordered {
-		w.rewrite(func(_ int, v []byte) []byte { return v })
-		w.h.ordered, w.h.next = false, 0
+		w.rewrite(func() { w.h.ordered, w.h.next = false, 0 }, false)
 	}
 }
 
@@ -313,25 +391,30 @@ func (w *hashWriter) convert() {
 // order their numbers, in the store's order, so that the fields added
 // from now on follow them in insertion order.
 func (w *hashWriter) number() {
-	n := w.rewrite(func(i int, v []byte) []byte {
-		w.buf = append(binary.AppendUvarint(w.buf[:0], uint64(i)), v...)
-		return w.buf
-	})
-	w.h.ordered, w.h.next = true, uint64(n)
+	n := w.rewrite(func() { w.h.ordered = true }, true)
+	w.h.next = uint64(n)
 }
 
-// rewrite stores each field again, its value (as the header reads it)
-// turned into stored(i, value) for the i-th field in the store's order,
-// and returns how many there are.
-func (w *hashWriter) rewrite(stored func(i int, v []byte) []byte) int {
+// rewrite stores each field again in the encoding of the header as change
+// leaves it, numbered in the store's order if renumber, and returns how
+// many fields there are.
+func (w *hashWriter) rewrite(change func(), renumber bool) int {
 	var subs, values [][]byte
+	var seqs []uint64
+	var ats []int64
 	w.c.Tx.Members(w.key, nil, nil, false, func(sub, s []byte) bool {
-		_, v := w.h.value(s)
+		seq, at, v := w.h.value(s)
 		subs, values = append(subs, bytes.Clone(sub)), append(values, bytes.Clone(v))
+		seqs, ats = append(seqs, seq), append(ats, at)
 		return true
 	})
+	change()
 	for i, sub := range subs {
-		w.c.Tx.SetMember(w.key, sub, stored(i, values[i]))
+		if renumber {
+			seqs[i] = uint64(i)
+		}
+		w.buf = w.h.store(w.buf[:0], seqs[i], ats[i], values[i])
+		w.c.Tx.SetMember(w.key, sub, w.buf)
 	}
 	return len(subs)
 }
@@ -363,19 +446,32 @@ func (w *hashWriter) del(field []byte) bool {
 	return true
 }
 
-// done stores the header and raises the command's keyspace event; an
-// emptied hash is deleted (with a "del" event), as Redis never keeps empty
-// collections.
-func (w *hashWriter) done(event string) {
+// done stores the header and raises the command's keyspace events; an
+// emptied hash is deleted (with a "del" event after them), as Redis never
+// keeps empty collections.
+func (w *hashWriter) done(events ...string) {
 	if w.h.n == 0 {
 		w.c.Tx.Delete(w.key)
-		w.c.Tx.Notify(store.NotifyHash, event, w.key)
-		w.c.Tx.Notify(store.NotifyGeneric, "del", w.key)
-		return
+	} else {
+		w.write(w.c.Tx.Put)
 	}
+	for _, e := range events {
+		w.c.Tx.Notify(store.NotifyHash, e, w.key)
+	}
+	if w.h.n == 0 {
+		w.c.Tx.Notify(store.NotifyGeneric, "del", w.key)
+	}
+}
+
+// write stores the header with put (Tx.Put, or Tx.PutQuiet for a change
+// no client sees), and an expiry index entry at its due time if that moved.
+func (w *hashWriter) write(put func([]byte, store.Meta)) {
 	w.m.Body = w.h.encode()
-	w.c.Tx.Put(w.key, w.m)
-	w.c.Tx.Notify(store.NotifyHash, event, w.key)
+	put(w.key, w.m)
+	if w.h.due != 0 && w.h.due != w.indexed {
+		w.c.Tx.NoteDue(w.c.Tx.DB, w.h.due, w.key)
+		w.indexed = w.h.due
+	}
 }
 
 // restoreHash writes fields and their values under key, which does not
@@ -535,10 +631,11 @@ func cmdHDel(c *Ctx) {
 }
 
 func cmdHExists(c *Ctx) {
-	if _, ok := hashRead(c, func() { c.W.Int(0) }); !ok {
+	m, ok := hashRead(c, func() { c.W.Int(0) })
+	if !ok {
 		return
 	}
-	if _, ok := c.Tx.Member(c.Args[1], store.HashedSub(nil, c.Args[2])); ok {
+	if _, ok := hashGet(c, c.Args[1], decodeHashHeader(m.Body), c.Args[2]); ok {
 		c.W.Int(1)
 	} else {
 		c.W.Int(0)
@@ -547,8 +644,23 @@ func cmdHExists(c *Ctx) {
 
 func cmdHLen(c *Ctx) {
 	if m, ok := hashRead(c, func() { c.W.Int(0) }); ok {
-		c.W.Int(decodeSizeHeader(m.Body).n)
+		c.W.Int(hashLen(c, c.Args[1], decodeHashHeader(m.Body)))
 	}
+}
+
+// hashLen is the number of live fields of key, whose header is h: the
+// header's count, unless fields expired that are not yet removed (for the
+// short while until active expiry removes them, it counts them).
+func hashLen(c *Ctx, key []byte, h hashHeader) int64 {
+	if !h.hasDue(c.Tx.Now) {
+		return h.n
+	}
+	n := int64(0)
+	hashFields(c, key, h, func(_, _ []byte) bool {
+		n++
+		return true
+	})
+	return n
 }
 
 func cmdHStrlen(c *Ctx) {
@@ -610,25 +722,44 @@ func cmdHIncrByFloat(c *Ctx) {
 	c.W.Bulk(v)
 }
 
-// hashRand picks fields of a hash, whose header is h, at random.
+// hashRand picks fields of a hash, whose header is h, at random. While
+// some fields may have expired and not yet been removed, it loads the live
+// ones and picks among them (size is their count).
 type hashRand struct {
-	c   *Ctx
-	rnd *rand.Rand
-	h   hashHeader
+	c              *Ctx
+	rnd            *rand.Rand
+	h              hashHeader
+	size           int64
+	fields, values [][]byte
 }
 
 func newHashRand(c *Ctx, h hashHeader) *hashRand {
-	return &hashRand{c: c, rnd: commandRand(c, 0x68617368), h: h}
+	r := &hashRand{c: c, rnd: commandRand(c, 0x68617368), h: h, size: h.n}
+	if h.hasDue(c.Tx.Now) {
+		r.fields, r.values = hashAll(c, h)
+		r.size = int64(len(r.fields))
+	}
+	return r
 }
 
 // pick returns a random field and its value (copies); nil when the hash
 // is empty (a concurrent write may have deleted it since the lookup).
 func (r *hashRand) pick() (field, value []byte) {
+	if r.h.hasDue(r.c.Tx.Now) {
+		if len(r.fields) == 0 {
+			return nil, nil
+		}
+		i := r.rnd.IntN(len(r.fields))
+		return r.fields[i], r.values[i]
+	}
 	sub, stored := randomMember(r.c, r.c.Args[1], nil, r.h.n, r.rnd, nil)
 	if sub == nil {
 		return nil, nil
 	}
-	_, value = r.h.value(stored)
+	_, at, value := r.h.value(stored)
+	if !fieldLive(at, r.c.Tx.Now) {
+		return nil, nil
+	}
 	return store.HashedMember(sub), value
 }
 
@@ -680,7 +811,8 @@ func cmdHRandField(c *Ctx) {
 		return
 	}
 	h := decodeHashHeader(m.Body)
-	size := h.n
+	r := newHashRand(c, h)
+	size := r.size
 	count, distinct := l, true
 	if l < 0 {
 		count, distinct = -l, false
@@ -706,7 +838,6 @@ func cmdHRandField(c *Ctx) {
 			c.W.Bulk(v)
 		}
 	}
-	r := newHashRand(c, h)
 	if !distinct || count == 1 {
 		// Repeats allowed: load a small hash once and index it; sample a
 		// big one by seeking. Either way the picks are written as drawn.
@@ -809,12 +940,13 @@ func cmdHScan(c *Ctx) {
 		out = append(out, append([]byte(nil), f...), append([]byte(nil), v...))
 	}
 	next := uint64(0)
-	if h := decodeHashHeader(m.Body); !h.big {
+	h := decodeHashHeader(m.Body)
+	if !h.big {
 		hashFields(c, c.Args[1], h, func(f, v []byte) bool {
 			visit(f, v)
 			return true
 		})
-	} else { // never ordered: the values are plain
+	} else { // never ordered
 		// At least count entries, and every entry of the last position, so
 		// that the next cursor (the position of the entry after them)
 		// skips nothing.
@@ -828,7 +960,9 @@ func cmdHScan(c *Ctx) {
 			}
 			seen++
 			last = pos
-			visit(store.HashedMember(sub), v)
+			if _, at, v := h.value(v); fieldLive(at, c.Tx.Now) {
+				visit(store.HashedMember(sub), v)
+			}
 			return true
 		})
 	}

@@ -263,3 +263,41 @@ func TestHashLegacyEncoding(t *testing.T) {
 		t.Errorf("OBJECT ENCODING old after a long value = %v", got)
 	}
 }
+
+// TestHashHeaderEncoding: every combination of a hash header's parts, and
+// a field value with its number and expiry, reads back as written; a
+// header of a hash that never had a field TTL is stored as before them.
+func TestHashHeaderEncoding(t *testing.T) {
+	for _, h := range []hashHeader{
+		{sizeHeader: sizeHeader{n: 3}},
+		{sizeHeader: sizeHeader{n: 3}, ordered: true, next: 7},
+		{sizeHeader: sizeHeader{n: 600, big: true}},
+		{sizeHeader: sizeHeader{n: 3}, ordered: true, next: 300, ttls: true, due: 1_800_000_000_000},
+		{sizeHeader: sizeHeader{n: 600, big: true}, ttls: true, due: 1},
+		{sizeHeader: sizeHeader{n: 1}, ttls: true},
+	} {
+		b := h.encode()
+		if got := decodeHashHeader(b); got != h {
+			t.Errorf("header %+v reads back as %+v", h, got)
+		}
+		if !h.ttls && (string(b[:sizeHeaderLen]) != string(h.sizeHeader.encode()) || (len(b) > sizeHeaderLen) != h.ordered) {
+			t.Errorf("header %+v without TTLs is stored as %x", h, b)
+		}
+		if got := decodeSizeHeader(b); got != h.sizeHeader {
+			t.Errorf("size header of %+v reads back as %+v", h, got)
+		}
+		for _, at := range []int64{0, 1, 1_800_000_000_000} {
+			if at != 0 && !h.ttls {
+				continue
+			}
+			seq, value := uint64(0), []byte("value")
+			if h.ordered {
+				seq = 5
+			}
+			gotSeq, gotAt, gotValue := h.value(h.store(nil, seq, at, value))
+			if gotSeq != seq || gotAt != at || string(gotValue) != string(value) {
+				t.Errorf("header %+v: value (%d, %d, %q) reads back as (%d, %d, %q)", h, seq, at, value, gotSeq, gotAt, gotValue)
+			}
+		}
+	}
+}

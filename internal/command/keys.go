@@ -149,7 +149,7 @@ func renameGeneric(c *Ctx, nx bool) {
 		c.W.Int(0)
 		return
 	}
-	c.Tx.CopyTo(src, m, c.Tx.DB, dst) // the TTL goes with the value
+	copyKey(c, src, m, c.Tx.DB, dst) // the TTL goes with the value
 	c.Tx.Delete(src)
 	c.Tx.Notify(store.NotifyGeneric, "rename_from", src)
 	c.Tx.Notify(store.NotifyGeneric, "rename_to", dst)
@@ -226,7 +226,7 @@ func cmdCopy(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	c.Tx.CopyTo(src, m, dstDB, dst)
+	copyKey(c, src, m, dstDB, dst)
 	c.Tx.NotifyIn(dstDB, store.NotifyGeneric, "copy_to", dst)
 	c.W.Int(1)
 }
@@ -251,7 +251,7 @@ func cmdMove(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	c.Tx.CopyTo(key, m, db, key)
+	copyKey(c, key, m, db, key)
 	c.Tx.Delete(key)
 	c.Tx.Notify(store.NotifyGeneric, "move_from", key)
 	c.Tx.NotifyIn(db, store.NotifyGeneric, "move_to", key)

@@ -89,6 +89,14 @@ var gens = []gen{
 	{"spop", func(r *rand.Rand) []string { return []string{key(r)} }}, // uses the record's seed
 	{"hset", func(r *rand.Rand) []string { return []string{key(r), val(r), val(r)} }},
 	{"hincrby", func(r *rand.Rand) []string { return []string{key(r), "f", num(r)} }},
+	// Hash fields that expire in the middle of the workload: lazily at
+	// record time, and through the KindExpireDue records below.
+	{"hpexpire", func(r *rand.Rand) []string { return []string{key(r), ttlMS(r), "FIELDS", "2", val(r), "f"} }},
+	{"hexpire", func(r *rand.Rand) []string { return []string{key(r), "100", "GT", "FIELDS", "1", "f"} }},
+	{"hpersist", func(r *rand.Rand) []string { return []string{key(r), "FIELDS", "1", "f"} }},
+	{"hsetex", func(r *rand.Rand) []string { return []string{key(r), "PX", ttlMS(r), "FIELDS", "1", val(r), val(r)} }},
+	{"hgetex", func(r *rand.Rand) []string { return []string{key(r), "PX", ttlMS(r), "FIELDS", "1", "f"} }},
+	{"hgetdel", func(r *rand.Rand) []string { return []string{key(r), "FIELDS", "1", val(r)} }},
 	{"zadd", func(r *rand.Rand) []string { return []string{key(r), num(r), val(r)} }},
 	// Streams: "*" IDs, idle times and delivery times come from the record.
 	{"xadd", func(r *rand.Rand) []string { return []string{key(r), "MAXLEN", "~", "3", "*", "f", val(r)} }},

@@ -1037,6 +1037,15 @@ func (s *Store) Due(phys int, now int64, limit int) [][]byte {
 	return due
 }
 
+// NoteDue writes an expiry index entry for key, of logical database db,
+// at at: part of the key (a hash field) may expire then. The entry is a
+// hint like the others; ExpireDue drops it, and the caller that applies
+// active expiry settles the key's part (command.expireHashFields).
+func (t *Tx) NoteDue(db int, at int64, key []byte) {
+	t.mustWrite()
+	t.setDue(t.dbMap[db], at, key)
+}
+
 // setDue writes an expiry index entry, noting the earliest for Due.
 func (t *Tx) setDue(phys int, at int64, key []byte) {
 	t.set(expiryKey(nil, phys, at, key), nil)

@@ -735,8 +735,11 @@ func TestServer(t *testing.T) {
 }
 
 // basaltOnly are the commands Redis 7.0 does not have: basalt's own
-// (RAFT, CLIENT PROXY), and CLUSTER MYSHARDID and WAITAOF from Redis 7.2.
-var basaltOnly = map[string]bool{"raft": true, "cluster|myshardid": true, "client|proxy": true, "waitaof": true}
+// (RAFT, CLIENT PROXY), CLUSTER MYSHARDID and WAITAOF from Redis 7.2, hash
+// field expiration from Redis 7.4 and HGETDEL, HGETEX and HSETEX from 8.0.
+var basaltOnly = map[string]bool{"raft": true, "cluster|myshardid": true, "client|proxy": true, "waitaof": true,
+	"hexpire": true, "hpexpire": true, "hexpireat": true, "hpexpireat": true, "httl": true, "hpttl": true,
+	"hexpiretime": true, "hpexpiretime": true, "hpersist": true, "hgetdel": true, "hgetex": true, "hsetex": true}
 
 // wantRole is INFO's role: a follower reports itself as a replica.
 func wantRole() string {
