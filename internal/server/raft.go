@@ -103,20 +103,9 @@ func cmdWait(c *Client, argv [][]byte) {
 		sh = c.srv.group()
 	}
 	index := sh.Applied()
-	n := sh.Replicas(index)
-	if int64(n) < want {
-		switch c.waitUntil(sh, timeout, func() bool { n = sh.Replicas(index); return int64(n) >= want }) {
-		case waitGone:
-			return
-		case waitUnblockedError:
-			w.Error(errUnblocked)
-			return
-		case waitDemoted:
-			w.Error(errDemoted)
-			return
-		case waitTimedOut:
-			n = sh.Replicas(index)
-		}
+	var n int
+	if !c.awaitReplicas(sh, timeout, func() bool { n = sh.Replicas(index); return int64(n) >= want }) {
+		return
 	}
 	w.Int(int64(n))
 }
@@ -180,19 +169,8 @@ func cmdWaitaof(c *Client, argv [][]byte) {
 		}
 		return synced >= local && n >= want
 	}
-	if !count() {
-		switch c.waitUntil(sh, timeout, count) {
-		case waitGone:
-			return
-		case waitUnblockedError:
-			w.Error(errUnblocked)
-			return
-		case waitDemoted:
-			w.Error(errDemoted)
-			return
-		case waitTimedOut:
-			count()
-		}
+	if !c.awaitReplicas(sh, timeout, count) {
+		return
 	}
 	w.ArrayLen(2)
 	w.Int(synced)
@@ -213,6 +191,29 @@ const (
 // wait could only end with its timeout. Redis's words for a master that
 // became a replica (which also closes the connection; basalt keeps it).
 const errDemoted = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+
+// awaitReplicas is WAIT's and WAITAOF's wait: none if ready() holds
+// already, else waitUntil's. It reports false when the command is over (an
+// error answered, or the client gone); after a timeout ready runs once
+// more, so that what it counts is current.
+func (c *Client) awaitReplicas(sh *shard.Shard, timeout int64, ready func() bool) bool {
+	if ready() {
+		return true
+	}
+	switch c.waitUntil(sh, timeout, ready) {
+	case waitGone:
+		return false
+	case waitUnblockedError:
+		c.reply().Error(errUnblocked)
+		return false
+	case waitDemoted:
+		c.reply().Error(errDemoted)
+		return false
+	case waitTimedOut:
+		ready()
+	}
+	return true
+}
 
 // waitUntil blocks the client in WAIT or WAITAOF until ready() holds, for
 // up to timeout ms (0: for ever), or until this node stops leading sh if
