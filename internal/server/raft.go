@@ -15,6 +15,7 @@ import (
 
 	"basalt/internal/command"
 	"basalt/internal/num"
+	"basalt/internal/resp"
 	"basalt/internal/shard"
 	"basalt/internal/transport"
 )
@@ -89,13 +90,8 @@ func cmdWait(c *Client, argv [][]byte) {
 		w.Error(command.ErrNotInt)
 		return
 	}
-	timeout, ok := num.ParseInt(argv[2])
-	switch {
-	case !ok:
-		w.Error("ERR timeout is not an integer or out of range")
-		return
-	case timeout < 0:
-		w.Error("ERR timeout is negative")
+	timeout, ok := waitTimeout(w, argv[2], false)
+	if !ok {
 		return
 	}
 	sh := c.wroteTo // in cluster mode, the shard of the client's last write
@@ -143,16 +139,8 @@ func cmdWaitaof(c *Client, argv [][]byte) {
 		w.Error("ERR value is out of range, must be positive")
 		return
 	}
-	timeout, ok := num.ParseInt(argv[3])
-	switch {
-	case !ok:
-		w.Error("ERR timeout is not an integer or out of range")
-		return
-	case timeout < 0:
-		w.Error("ERR timeout is negative")
-		return
-	case timeout > math.MaxInt64-nowMs():
-		w.Error("ERR timeout is out of range")
+	timeout, ok := waitTimeout(w, argv[3], true)
+	if !ok {
 		return
 	}
 	sh, index := c.wroteTo, uint64(0)
@@ -191,6 +179,24 @@ const (
 // wait could only end with its timeout. Redis's words for a master that
 // became a replica (which also closes the connection; basalt keeps it).
 const errDemoted = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+
+// waitTimeout reads WAIT's and WAITAOF's timeout (ms), answering Redis
+// 7.0's errors; Redis 7.2 also refuses, for WAITAOF only, a timeout whose
+// deadline overflows (outOfRange).
+func waitTimeout(w *resp.Writer, arg []byte, outOfRange bool) (int64, bool) {
+	timeout, ok := num.ParseInt(arg)
+	switch {
+	case !ok:
+		w.Error("ERR timeout is not an integer or out of range")
+	case timeout < 0:
+		w.Error("ERR timeout is negative")
+	case outOfRange && timeout > math.MaxInt64-nowMs():
+		w.Error("ERR timeout is out of range")
+	default:
+		return timeout, true
+	}
+	return 0, false
+}
 
 // awaitReplicas is WAIT's and WAITAOF's wait: none if ready() holds
 // already, else waitUntil's. It reports false when the command is over (an
