@@ -20,16 +20,12 @@ import (
 // holding 16 databases, exactly as before. With cluster-enabled, the 16384
 // hash slots are divided among several shards (cluster-shards), each a Raft
 // group with its own store, log and apply loop, so writes to different
-// shards apply on different cores. Every node holds a replica of every
-// shard and leads some of them (docs/cluster.md). A client's command goes
+// shards apply on different cores. Each shard has replicas on
+// cluster-replicas nodes, one of which leads it, and every node holds a
+// replica of the metadata group (openMeta; docs/cluster.md). A client's command goes
 // to the shard of its keys' slot (route.go); the keyless commands that
 // cover the key space cover the shards the node leads (clusterwide.go).
 
-// openShards opens the node's stores and starts their groups, which apply
-// their records with apply; relayed hears the pub/sub messages other nodes
-// relay; prepare is called on each store before its group starts; storeFiles bounds the
-// files the stores keep open, together. In a cluster of several nodes the
-// groups share one transport, the host's.
 // nodeGroups are the Raft groups openShards starts on a node: its shards,
 // and in cluster mode its replica of the metadata group, with the topology
 // and the host they share.
@@ -40,6 +36,11 @@ type nodeGroups struct {
 	host   *shard.Host
 }
 
+// openShards opens the node's stores and starts their groups, which apply
+// their records with apply; relayed hears the pub/sub messages other nodes
+// relay; prepare is called on each store before its group starts; storeFiles bounds the
+// files the stores keep open, together. In a cluster of several nodes the
+// groups share one transport, the host's.
 func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(channel, message []byte), storeFiles int, prepare func(*store.Store)) (*nodeGroups, error) {
 	topoPath := filepath.Join(cfg.Dir, "topology.json")
 	_, statErr := os.Stat(topoPath)
@@ -353,7 +354,11 @@ func (s *Server) publishTopology() {
 		if s.meta.IsLeader() {
 			p := shard.NewProposal(shard.Record{Kind: shard.KindTopology, Cmds: [][][]byte{{s.topo.Shared()}}}, 2)
 			if s.meta.Propose(p) == nil {
-				<-p.Done
+				select { // without a majority it may wait long: Close need not
+				case <-p.Done:
+				case <-s.closed:
+					return
+				}
 			}
 		}
 		select {
