@@ -22,7 +22,7 @@ import (
 // nodes that hold none of them learn too; and each shard's replicas agree.
 func TestShardedPlacement(t *testing.T) {
 	c := testutil.StartNodes(t, 5, "--cluster-enabled", "yes", "--cluster-shards", "5")
-	c.WaitBalanced(t, 20*time.Second, 1)
+	c.WaitBalanced(t, 30*time.Second, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 

@@ -21,7 +21,7 @@ import (
 // gone the shards answer CLUSTERDOWN until it returns.
 func TestShardedCluster(t *testing.T) {
 	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-secret", "a-secret-for-the-sharded-test")
-	c.WaitBalanced(t, 15*time.Second, 2)
+	c.WaitBalanced(t, 30*time.Second, 2)
 
 	addrs := []string{c.Nodes[0].Addr, c.Nodes[1].Addr, c.Nodes[2].Addr}
 	rdb := newClusterClient(addrs)
@@ -110,7 +110,7 @@ func TestShardedCluster(t *testing.T) {
 // gives MOVED again. redis-benchmark --cluster runs against the cluster too.
 func TestShardedProxy(t *testing.T) {
 	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-proxy", "yes")
-	c.WaitBalanced(t, 15*time.Second, 2)
+	c.WaitBalanced(t, 30*time.Second, 2)
 	conn := testutil.Dial(t, c.Nodes[0].Addr)
 	defer conn.Close()
 	// A pipeline of writes and reads over every shard, most of them led
