@@ -106,6 +106,11 @@ const (
 
 const recordVersion = 1
 
+// recordHeaderMax is about what a small record's log form takes beyond its
+// arguments' bytes, with the room for its length in an entry: length,
+// version, kind, DB, time, seed and counts.
+const recordHeaderMax = binary.MaxVarintLen64 + 2 + 2 + binary.MaxVarintLen64 + 8 + 3
+
 // Marshal appends the record's log form to buf. Index is not stored: it is
 // the log position.
 func (r *Record) Marshal(buf []byte) []byte {

@@ -758,9 +758,10 @@ func (s *Shard) propose(group []*Proposal) {
 	if n := len(s.pending); n > 0 {
 		prev = s.pending[n-1].tx
 	}
-	size := 0 // what the group's arguments weigh: about what it writes and logs
+	size, args := 0, 0 // what the group's arguments weigh: about what it writes and logs
 	for _, p := range group {
 		for _, argv := range p.Rec.Cmds {
+			args += len(argv)
 			for _, a := range argv {
 				size += len(a)
 			}
@@ -773,7 +774,10 @@ func (s *Shard) propose(group []*Proposal) {
 	touched := s.track(tx)
 	s.nextID++
 	id := s.nextID
-	data := append(make([]byte, 0, 9+size+size/8), entryVersion) // records add a few bytes per argument
+	// A record adds its header (recordHeaderMax) and a length or two per
+	// argument: sized short, the entry of a group of small SETs doubled
+	// several times over.
+	data := append(make([]byte, 0, 9+size+len(group)*recordHeaderMax+2*args), entryVersion)
 	data = binary.BigEndian.AppendUint64(data, id)
 	records := 0
 	// apply applies one proposal's record; it reports false if the record
@@ -804,7 +808,7 @@ func (s *Shard) propose(group []*Proposal) {
 		}
 		return !(p.Run.Block && p.Run.BlockedOn != nil)
 	}
-	var done []*Proposal
+	done := make([]*Proposal, 0, len(group))
 	if len(s.wake) > 0 {
 		done = append(done, s.serveBlocked(apply)...)
 	}

@@ -285,7 +285,7 @@ func (t *Tx) saveMeta() {
 	// In key order: Pebble inserts a batch into the memtable's skiplist
 	// entry by entry, and an insert that follows a nearby key starts from
 	// the previous insert's position instead of the skiplist's top.
-	keys := t.saveKeys[:0]
+	keys := slices.Grow(t.saveKeys[:0], len(t.written)) // one allocation, not a doubling per group
 	for mk, e := range t.written {
 		if !e.saved {
 			keys = append(keys, mk)
