@@ -19,6 +19,13 @@
 // its ErrCompacted and ErrUnavailable cases; a differential test holds the
 // two implementations to the same answers.
 //
+// A lone group's log has a Pebble instance of its own (Open). The groups
+// of a cluster node share one (OpenEngine): their appends then share the
+// syncs of one WAL, where logs of their own synced each group's appends
+// apart, and with several shards those syncs were most of a write's CPU.
+// Each key of a shared log starts with its group's prefix ('g' and the
+// group, 8 bytes big endian); a log of its own has none.
+//
 // Layout (all keys are short so the fixed keys sort apart from the entries):
 //
 //	'e' | index (8 bytes, big endian)  -> raftpb.Entry
@@ -59,16 +66,27 @@ const (
 	peerPrefix  = 'p'
 )
 
-func peerKey(id uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{peerPrefix}, id)
+// keys is a log's key prefix: its keys are the layout's behind it.
+type keys []byte
+
+func (k keys) key(name []byte) []byte { return append(k[:len(k):len(k)], name...) }
+
+func (k keys) peer(id uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(k[:len(k):len(k)], peerPrefix), id)
 }
 
-func entryKey(i uint64) []byte {
-	k := make([]byte, 9)
-	k[0] = entryPrefix
-	binary.BigEndian.PutUint64(k[1:], i)
-	return k
+func (k keys) entry(i uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(k[:len(k):len(k)], entryPrefix), i)
 }
+
+// entriesEnd is past every entry's key.
+func (k keys) entriesEnd() []byte { return append(k[:len(k):len(k)], entryPrefix+1) }
+
+// index is the index of entry key ek.
+func (k keys) index(ek []byte) uint64 { return binary.BigEndian.Uint64(ek[len(k)+1:]) }
+
+// groupKeys is the prefix of group's log in a shared engine.
+func groupKeys(group uint64) keys { return binary.BigEndian.AppendUint64([]byte{'g'}, group) }
 
 // termRun says that entries from index start on have the given term, up to
 // the start of the next run.
@@ -94,7 +112,10 @@ func (s logState) term(i uint64) uint64 {
 // Storage is a durable raft.Storage. It is safe for concurrent use, though
 // raft calls it from one goroutine.
 type Storage struct {
-	db *pebble.DB
+	eng *Engine
+	db  *pebble.DB // eng's
+	k   keys
+	own bool // eng is this log's alone: Close closes it
 
 	mu     sync.Mutex
 	log    logState
@@ -104,8 +125,6 @@ type Storage struct {
 	peers  map[uint64]string
 	sizes  sizes  // of the entries in the log
 	recent recent // the newest entries
-
-	released *Releaser // of the big batches Pebble keeps (release.go)
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -115,8 +134,15 @@ var _ raft.Storage = (*Storage)(nil)
 // counts these descriptors against RLIMIT_NOFILE.
 const MaxOpenFiles = 64
 
-// Open opens or creates the log in dir.
-func Open(dir string) (*Storage, error) {
+// Engine is a Pebble instance that holds Raft logs: a lone group's, or
+// those of every group a cluster node hosts.
+type Engine struct {
+	db       *pebble.DB
+	released *Releaser // of the big batches Pebble keeps (release.go)
+}
+
+// OpenEngine opens or creates the engine in dir.
+func OpenEngine(dir string) (*Engine, error) {
 	opts := &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             &pebblelog.Logger{Name: "raftlog pebble"},
@@ -127,23 +153,52 @@ func Open(dir string) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Storage{db: db, peers: map[uint64]string{}}
+	return &Engine{db: db, released: NewReleaser(db, int(opts.MemTableSize))}, nil
+}
+
+// Close closes the engine, after every log in it is closed.
+func (e *Engine) Close() error {
+	e.released.Close()
+	return e.db.Close()
+}
+
+// Open opens or creates the log of group in the engine.
+func (e *Engine) Open(group uint64) (*Storage, error) { return e.open(groupKeys(group)) }
+
+func (e *Engine) open(k keys) (*Storage, error) {
+	s := &Storage{eng: e, db: e.db, k: k, peers: map[uint64]string{}}
 	if err := s.load(); err != nil {
-		db.Close()
 		return nil, err
 	}
-	s.released = NewReleaser(db, int(opts.MemTableSize))
 	return s, nil
 }
 
-// Close closes the Pebble instance. No call may follow.
-func (s *Storage) Close() error {
-	s.released.Close()
-	return s.db.Close()
+// Open opens or creates a log with an engine of its own in dir.
+func Open(dir string) (*Storage, error) {
+	e, err := OpenEngine(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := e.open(nil)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	s.own = true
+	return s, nil
 }
 
-func (s *Storage) get(key []byte, f func([]byte) error) error {
-	v, c, err := s.db.Get(key)
+// Close closes the log, and its engine if the engine is its own. No call
+// may follow.
+func (s *Storage) Close() error {
+	if s.own {
+		return s.eng.Close()
+	}
+	return nil
+}
+
+func (s *Storage) get(name []byte, f func([]byte) error) error {
+	v, c, err := s.db.Get(s.k.key(name))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil
 	}
@@ -176,12 +231,12 @@ func (s *Storage) load() error {
 	}); err != nil {
 		return fmt.Errorf("raftlog: truncated state: %w", err)
 	}
-	pit, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{peerPrefix}, UpperBound: []byte{peerPrefix + 1}})
+	pit, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.k.key([]byte{peerPrefix}), UpperBound: s.k.key([]byte{peerPrefix + 1})})
 	if err != nil {
 		return err
 	}
 	for pit.First(); pit.Valid(); pit.Next() {
-		s.peers[binary.BigEndian.Uint64(pit.Key()[1:])] = string(pit.Value())
+		s.peers[binary.BigEndian.Uint64(pit.Key()[len(s.k)+1:])] = string(pit.Value())
 	}
 	if err := pit.Close(); err != nil {
 		return err
@@ -189,7 +244,7 @@ func (s *Storage) load() error {
 	ls := logState{offset: offset, last: offset, runs: []termRun{{offset, offTerm}}}
 	s.sizes.reset(offset + 1)
 	var total uint64
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: entryKey(offset + 1), UpperBound: []byte{entryPrefix + 1}})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.k.entry(offset + 1), UpperBound: s.k.entriesEnd()})
 	if err != nil {
 		return err
 	}
@@ -203,7 +258,7 @@ func (s *Storage) load() error {
 		if err := e.Unmarshal(v); err != nil {
 			return fmt.Errorf("raftlog: entry: %w", err)
 		}
-		if e.Index != ls.last+1 || binary.BigEndian.Uint64(it.Key()[1:]) != e.Index {
+		if e.Index != ls.last+1 || s.k.index(it.Key()) != e.Index {
 			return fmt.Errorf("raftlog: log has a gap: entry %d follows %d", e.Index, ls.last)
 		}
 		ls.push(e.Index, e.Term)
@@ -252,7 +307,7 @@ func (s *Storage) Entries(lo, hi, maxSize uint64) ([]raftpb.Entry, error) {
 	if ents, ok := s.recent.get(lo, hi, maxSize); ok {
 		return ents, nil
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: entryKey(lo), UpperBound: entryKey(hi)})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.k.entry(lo), UpperBound: s.k.entry(hi)})
 	if err != nil {
 		return nil, err
 	}
@@ -386,14 +441,14 @@ func (s *Storage) appendBatch(b *pebble.Batch, ls logState, ents []raftpb.Entry)
 		if ents[k].Index != at+uint64(k) {
 			panic(fmt.Sprintf("raftlog: entries not contiguous: %d after %d", ents[k].Index, at+uint64(k)-1))
 		}
-		if err := marshalTo(b, entryKey(ents[k].Index), &ents[k]); err != nil {
+		if err := marshalTo(b, s.k.entry(ents[k].Index), &ents[k]); err != nil {
 			return ls, err
 		}
 	}
 	newLast := at + uint64(len(ents)) - 1
 	if newLast < ls.last {
 		// The new entries replace a longer suffix: drop what is left of it.
-		if err := b.DeleteRange(entryKey(newLast+1), entryKey(ls.last+1), nil); err != nil {
+		if err := b.DeleteRange(s.k.entry(newLast+1), s.k.entry(ls.last+1), nil); err != nil {
 			return ls, err
 		}
 	}
@@ -423,7 +478,7 @@ func (s *Storage) SetHardState(hs raftpb.HardState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.db.NewBatch()
-	if err := marshalTo(b, keyHardState, &hs); err != nil {
+	if err := marshalTo(b, s.k.key(keyHardState), &hs); err != nil {
 		b.Close()
 		return err
 	}
@@ -436,7 +491,7 @@ func (s *Storage) SetConfState(cs raftpb.ConfState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.db.NewBatch()
-	if err := marshalTo(b, keyConfState, &cs); err != nil {
+	if err := marshalTo(b, s.k.key(keyConfState), &cs); err != nil {
 		b.Close()
 		return err
 	}
@@ -450,14 +505,14 @@ func (s *Storage) ApplyConfChange(cs raftpb.ConfState, id uint64, addr string, r
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.db.NewBatch()
-	if err := marshalTo(b, keyConfState, &cs); err != nil {
+	if err := marshalTo(b, s.k.key(keyConfState), &cs); err != nil {
 		b.Close()
 		return err
 	}
 	if removed {
-		b.Delete(peerKey(id), nil)
+		b.Delete(s.k.peer(id), nil)
 	} else if addr != "" {
-		b.Set(peerKey(id), []byte(addr), nil)
+		b.Set(s.k.peer(id), []byte(addr), nil)
 	}
 	return s.write(b, false, func() {
 		s.cs = cs
@@ -527,7 +582,7 @@ func (s *Storage) save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.
 		return err
 	}
 	if !raft.IsEmptyHardState(hs) {
-		if err := marshalTo(b, keyHardState, &hs); err != nil {
+		if err := marshalTo(b, s.k.key(keyHardState), &hs); err != nil {
 			b.Close()
 			return err
 		}
@@ -536,7 +591,7 @@ func (s *Storage) save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.
 		b.Close()
 		return nil
 	}
-	defer s.released.Committed(b.Len())
+	defer s.eng.released.Committed(b.Len())
 	return s.write(b, sync, func() {
 		if !raft.IsEmptySnap(snap) {
 			s.sizes.reset(ls.offset + 1) // the snapshot emptied the log
@@ -555,16 +610,16 @@ func (s *Storage) save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.
 // the snapshot's index and term become the compaction point.
 func (s *Storage) snapshotBatch(b *pebble.Batch, snap raftpb.Snapshot) (logState, error) {
 	m := snap.Metadata
-	if err := b.DeleteRange(entryKey(0), []byte{entryPrefix + 1}, nil); err != nil {
+	if err := b.DeleteRange(s.k.entry(0), s.k.entriesEnd(), nil); err != nil {
 		return logState{}, err
 	}
-	if err := marshalTo(b, keySnapshot, &snap); err != nil {
+	if err := marshalTo(b, s.k.key(keySnapshot), &snap); err != nil {
 		return logState{}, err
 	}
-	if err := marshalTo(b, keyConfState, &m.ConfState); err != nil {
+	if err := marshalTo(b, s.k.key(keyConfState), &m.ConfState); err != nil {
 		return logState{}, err
 	}
-	if err := b.Set(keyTruncated, truncated(m.Index, m.Term), nil); err != nil {
+	if err := b.Set(s.k.key(keyTruncated), truncated(m.Index, m.Term), nil); err != nil {
 		return logState{}, err
 	}
 	return logState{offset: m.Index, last: m.Index, runs: []termRun{{m.Index, m.Term}}}, nil
@@ -622,11 +677,11 @@ func (s *Storage) CreateSnapshot(i uint64, cs *raftpb.ConfState, data []byte) (r
 		snap.Metadata.ConfState = *cs
 	}
 	b := s.db.NewBatch()
-	if err := marshalTo(b, keySnapshot, &snap); err != nil {
+	if err := marshalTo(b, s.k.key(keySnapshot), &snap); err != nil {
 		b.Close()
 		return raftpb.Snapshot{}, err
 	}
-	if err := marshalTo(b, keyConfState, &snap.Metadata.ConfState); err != nil {
+	if err := marshalTo(b, s.k.key(keyConfState), &snap.Metadata.ConfState); err != nil {
 		b.Close()
 		return raftpb.Snapshot{}, err
 	}
@@ -657,11 +712,11 @@ func (s *Storage) Compact(i uint64) error {
 	}
 	t := s.log.term(i)
 	b := s.db.NewBatch()
-	if err := b.DeleteRange(entryKey(0), entryKey(i+1), nil); err != nil {
+	if err := b.DeleteRange(s.k.entry(0), s.k.entry(i+1), nil); err != nil {
 		b.Close()
 		return err
 	}
-	if err := b.Set(keyTruncated, truncated(i, t), nil); err != nil {
+	if err := b.Set(s.k.key(keyTruncated), truncated(i, t), nil); err != nil {
 		b.Close()
 		return err
 	}

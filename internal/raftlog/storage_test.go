@@ -163,7 +163,11 @@ func (g *gen) confState() raftpb.ConfState {
 
 // TestDifferential runs the same random operations on a Storage and on
 // raft.MemoryStorage and compares every query after each one, reopening
-// the Storage now and then to check it reloads the same state.
+// the Storage now and then to check it reloads the same state. Odd seeds
+// run one log with an engine of its own; even seeds run two logs in one
+// shared engine, their operations interleaved, each against its own
+// MemoryStorage, so that one group's truncations and snapshots that
+// touched the other's keys would show.
 func TestDifferential(t *testing.T) {
 	defer func(n uint64) { recentBytes = n }(recentBytes)
 	for seed := uint64(1); seed <= 8; seed++ {
@@ -171,107 +175,159 @@ func TestDifferential(t *testing.T) {
 			// Half the runs keep only a few entries in memory, so that
 			// Entries reads both memory and Pebble.
 			recentBytes = 8 << 20
-			if seed%2 == 0 {
+			if seed%4 >= 2 {
 				recentBytes = 200
 			}
 			rng := rand.New(rand.NewPCG(seed, 42))
 			dir := t.TempDir()
-			s := open(t, dir)
-			defer func() { s.Close() }()
-			m := raft.NewMemoryStorage()
-			g := &gen{rng: rng, term: 1}
-			for op := range 600 {
-				first, _ := m.FirstIndex()
-				last, _ := m.LastIndex()
-				snap, _ := m.Snapshot()
-				var err, merr error
-				what := ""
-				switch r := rng.IntN(100); {
-				case r < 35:
-					what = "Append"
-					ents := g.entries(s)
-					err, merr = s.Append(ents), m.Append(ents)
-				case r < 60:
-					what = "Save"
-					ents := g.entries(s)
-					hs := raftpb.HardState{}
-					if rng.IntN(3) > 0 {
-						hs = g.hardState()
-					}
-					err = s.Save(raftpb.Snapshot{}, hs, ents, rng.IntN(2) == 0)
-					merr = m.Append(ents)
-					if !raft.IsEmptyHardState(hs) {
-						m.SetHardState(hs)
-					}
-				case r < 70:
-					what = "SetHardState"
-					hs := g.hardState()
-					err, merr = s.SetHardState(hs), m.SetHardState(hs)
-				case r < 80:
-					what = "Compact"
-					i := first - 1 + rng.Uint64N(last-first+2)
-					if i > 0 && rng.IntN(3) == 0 {
-						i-- // sometimes at or below the compaction point
-					}
-					err, merr = s.Compact(i), m.Compact(i)
-				case r < 88:
-					what = "CreateSnapshot"
-					i := first - 1 + rng.Uint64N(last-first+2)
-					var cs *raftpb.ConfState
-					if rng.IntN(2) == 0 {
-						c := g.confState()
-						cs = &c
-					}
-					data := []byte(fmt.Sprint("snap", op))
-					var got, want raftpb.Snapshot
-					got, err = s.CreateSnapshot(i, cs, data)
-					want, merr = m.CreateSnapshot(i, cs, data)
-					if !bytes.Equal(marshal(t, &got), marshal(t, &want)) {
-						t.Fatalf("op %d: CreateSnapshot(%d) = %+v, want %+v", op, i, got, want)
-					}
-				case r < 95:
-					what = "ApplySnapshot"
-					sn := raftpb.Snapshot{Data: []byte{byte(op)}}
-					sn.Metadata.Index = snap.Metadata.Index + rng.Uint64N(last+8) - 2
-					if sn.Metadata.Index > math.MaxUint64-10 {
-						sn.Metadata.Index = 0
-					}
-					g.term += rng.Uint64N(2)
-					sn.Metadata.Term = g.term
-					sn.Metadata.ConfState = g.confState()
-					if rng.IntN(2) == 0 {
-						err, merr = s.ApplySnapshot(sn), m.ApplySnapshot(sn)
-					} else {
-						// As a Ready carrying a snapshot, entries after it and a hard state.
-						g.term++
-						ents := []raftpb.Entry{{Index: sn.Metadata.Index + 1, Term: g.term}}
-						hs := g.hardState()
-						err = s.SaveReady(raft.Ready{Snapshot: sn, Entries: ents, HardState: hs, MustSync: true})
-						if raft.IsEmptySnap(sn) {
-							merr = nil // SaveReady ignores an empty snapshot
-							ents = nil
-						} else {
-							merr = m.ApplySnapshot(sn)
-						}
-						if merr == nil {
-							m.Append(ents)
-							m.SetHardState(hs)
-						}
-					}
-				default:
-					what = "reopen"
-					if err := s.Close(); err != nil {
+			shared := seed%2 == 0
+			var eng *Engine
+			var pairs []*logPair
+			reopen := func() {
+				for _, p := range pairs {
+					if err := p.s.Close(); err != nil {
 						t.Fatal(err)
 					}
-					s = open(t, dir)
+				}
+				if eng != nil {
+					if err := eng.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !shared {
+					if len(pairs) == 0 {
+						pairs = []*logPair{{m: raft.NewMemoryStorage(), g: &gen{rng: rng, term: 1}}}
+					}
+					pairs[0].s = open(t, dir)
+					return
+				}
+				var err error
+				if eng, err = OpenEngine(dir); err != nil {
+					t.Fatal(err)
+				}
+				if len(pairs) == 0 {
+					pairs = []*logPair{{m: raft.NewMemoryStorage(), g: &gen{rng: rng, term: 1}}, {m: raft.NewMemoryStorage(), g: &gen{rng: rng, term: 1}}}
+				}
+				for i, p := range pairs {
+					if p.s, err = eng.Open(uint64(7 + i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			reopen()
+			defer func() {
+				for _, p := range pairs {
+					p.s.Close()
+				}
+				if eng != nil {
+					eng.Close()
+				}
+			}()
+			for op := range 600 {
+				p := pairs[rng.IntN(len(pairs))]
+				what, err, merr := "reopen", error(nil), error(nil)
+				if rng.IntN(100) < 95 {
+					what, err, merr = p.step(t, rng, op)
+				} else {
+					reopen()
 				}
 				if err != merr {
 					t.Fatalf("op %d %s: error %v, want %v", op, what, err, merr)
 				}
-				compare(t, rng, s, m)
+				for _, q := range pairs {
+					compare(t, rng, q.s, q.m)
+				}
 			}
 		})
 	}
+}
+
+// logPair is a Storage and the MemoryStorage it is held to.
+type logPair struct {
+	s *Storage
+	m *raft.MemoryStorage
+	g *gen
+}
+
+// step runs one random operation on both.
+func (p *logPair) step(t *testing.T, rng *rand.Rand, op int) (what string, err, merr error) {
+	s, m := p.s, p.m
+	first, _ := m.FirstIndex()
+	last, _ := m.LastIndex()
+	snap, _ := m.Snapshot()
+	switch r := rng.IntN(95); {
+	case r < 35:
+		what = "Append"
+		ents := p.g.entries(s)
+		err, merr = s.Append(ents), m.Append(ents)
+	case r < 60:
+		what = "Save"
+		ents := p.g.entries(s)
+		hs := raftpb.HardState{}
+		if rng.IntN(3) > 0 {
+			hs = p.g.hardState()
+		}
+		err = s.Save(raftpb.Snapshot{}, hs, ents, rng.IntN(2) == 0)
+		merr = m.Append(ents)
+		if !raft.IsEmptyHardState(hs) {
+			m.SetHardState(hs)
+		}
+	case r < 70:
+		what = "SetHardState"
+		hs := p.g.hardState()
+		err, merr = s.SetHardState(hs), m.SetHardState(hs)
+	case r < 80:
+		what = "Compact"
+		i := first - 1 + rng.Uint64N(last-first+2)
+		if i > 0 && rng.IntN(3) == 0 {
+			i-- // sometimes at or below the compaction point
+		}
+		err, merr = s.Compact(i), m.Compact(i)
+	case r < 88:
+		what = "CreateSnapshot"
+		i := first - 1 + rng.Uint64N(last-first+2)
+		var cs *raftpb.ConfState
+		if rng.IntN(2) == 0 {
+			c := p.g.confState()
+			cs = &c
+		}
+		data := []byte(fmt.Sprint("snap", op))
+		var got, want raftpb.Snapshot
+		got, err = s.CreateSnapshot(i, cs, data)
+		want, merr = m.CreateSnapshot(i, cs, data)
+		if !bytes.Equal(marshal(t, &got), marshal(t, &want)) {
+			t.Fatalf("op %d: CreateSnapshot(%d) = %+v, want %+v", op, i, got, want)
+		}
+	case r < 95:
+		what = "ApplySnapshot"
+		sn := raftpb.Snapshot{Data: []byte{byte(op)}}
+		sn.Metadata.Index = snap.Metadata.Index + rng.Uint64N(last+8) - 2
+		if sn.Metadata.Index > math.MaxUint64-10 {
+			sn.Metadata.Index = 0
+		}
+		p.g.term += rng.Uint64N(2)
+		sn.Metadata.Term = p.g.term
+		sn.Metadata.ConfState = p.g.confState()
+		if rng.IntN(2) == 0 {
+			err, merr = s.ApplySnapshot(sn), m.ApplySnapshot(sn)
+		} else {
+			// As a Ready carrying a snapshot, entries after it and a hard state.
+			p.g.term++
+			ents := []raftpb.Entry{{Index: sn.Metadata.Index + 1, Term: p.g.term}}
+			hs := p.g.hardState()
+			err = s.SaveReady(raft.Ready{Snapshot: sn, Entries: ents, HardState: hs, MustSync: true})
+			if raft.IsEmptySnap(sn) {
+				merr = nil // SaveReady ignores an empty snapshot, not the entries
+			} else {
+				merr = m.ApplySnapshot(sn)
+			}
+			if merr == nil {
+				m.Append(ents)
+				m.SetHardState(hs)
+			}
+		}
+	}
+	return what, err, merr
 }
 
 // TestRestart writes a log the way a Ready loop does, closes it and checks

@@ -5,6 +5,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"syscall"
 )
 
@@ -43,10 +44,8 @@ func fitDescriptors(cfg Config) (plan fdPlan, want, limit uint64, err error) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return fdPlan{cfg.MaxClients, storeFiles}, 0, 0, nil
 	}
-	perClient, peers, groups := 1, 0, 1
-	if cfg.ClusterEnabled {
-		groups = cfg.ClusterShards // a Raft log each; store is shared among their stores
-	}
+	perClient, peers := 1, 0
+	logs := logEngines(cfg)
 	if cfg.RaftAddr != "" {
 		peers = max(len(cfg.InitialCluster), 3)
 		if !cfg.ClusterEnabled {
@@ -55,7 +54,7 @@ func fitDescriptors(cfg Config) (plan fdPlan, want, limit uint64, err error) {
 			perClient = 2
 		}
 	}
-	own := func(store int) uint64 { return uint64(reservedFDs + store + groups*raftLogFiles + peers*peerFDs) }
+	own := func(store int) uint64 { return uint64(reservedFDs + store + logs*raftLogFiles + peers*peerFDs) }
 	want = own(storeFiles) + uint64(cfg.MaxClients*perClient)
 	if lim.Cur < want {
 		raised := lim
@@ -72,4 +71,16 @@ func fitDescriptors(cfg Config) (plan fdPlan, want, limit uint64, err error) {
 		return fdPlan{}, want, lim.Cur, fmt.Errorf("the open file limit (ulimit -n) of %d is not enough for basalt to start: it needs at least %d", lim.Cur, own(store)+1)
 	}
 	return fdPlan{maxClients: int((lim.Cur - own(store)) / uint64(perClient)), storeFiles: store}, want, lim.Cur, nil
+}
+
+// logEngines is how many Pebble instances hold the node's Raft logs: one,
+// and in cluster mode one more for each group whose directory still holds
+// a log of its own (a node written before its groups shared one).
+func logEngines(cfg Config) int {
+	if !cfg.ClusterEnabled {
+		return 1
+	}
+	own, _ := filepath.Glob(filepath.Join(cfg.Dir, "shards", "*", "raft", "MANIFEST-*"))
+	meta, _ := filepath.Glob(filepath.Join(cfg.Dir, "meta", "raft", "MANIFEST-*"))
+	return 1 + len(own) + len(meta)
 }

@@ -16,6 +16,7 @@ import (
 
 	"basalt/internal/cluster"
 	"basalt/internal/command"
+	"basalt/internal/raftlog"
 	"basalt/internal/shard"
 	"basalt/internal/store"
 )
@@ -46,7 +47,8 @@ type Server struct {
 	shardAt   []*shard.Shard
 	slotShard []*shard.Shard
 	slotIndex []int
-	host      *shard.Host // the shards' shared transport, in a cluster of several nodes
+	host      *shard.Host     // the shards' shared transport, in a cluster of several nodes
+	raftLog   *raftlog.Engine // the groups' logs, in cluster mode
 	// meta is the node's replica of the metadata group in cluster mode
 	// (openMeta), nil outside it.
 	meta   *shard.Shard
@@ -154,6 +156,7 @@ func New(cfg Config) (*Server, error) {
 		topo:     topo,
 		meta:     groups.meta,
 		host:     groups.host,
+		raftLog:  groups.raftLog,
 		runID:    newRunID(),
 		start:    time.Now(),
 		closed:   make(chan struct{}),
@@ -273,7 +276,7 @@ func (s *Server) close() error {
 	if s.meta != nil {
 		groups = append(groups[:len(groups):len(groups)], s.meta)
 	}
-	return closeShards(groups, s.host)
+	return closeShards(groups, s.host, s.raftLog)
 }
 
 // expireLoop is active expiry: ten times a second it reads the expiry index

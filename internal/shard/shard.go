@@ -142,8 +142,13 @@ type Config struct {
 	// Host, in cluster mode, is the node's transport that the shard shares
 	// with the node's other shards (ID is then a transport.ReplicaID, and
 	// RaftAddr, Secret and TLS are the host's).
-	Host    *Host
-	RaftDir string // the Raft log's directory
+	Host *Host
+	// RaftDir is the group's directory: its snapshots, its identity and,
+	// unless RaftLog is set, its log.
+	RaftDir string
+	// RaftLog, in cluster mode, is the engine that holds the logs of the
+	// node's groups, this one's too (under its group, transport.GroupOf(ID)).
+	RaftLog *raftlog.Engine
 	Fsync   Fsync
 	// LogRetain is how many applied entries the log keeps (0: no limit),
 	// and LogRetainBytes how many bytes of them at most (0: no limit); a
