@@ -625,11 +625,35 @@ func sortedIDs[V any](m map[uint64]V) []uint64 {
 	return ids
 }
 
-// transferLeadership hands leadership to the most up-to-date follower and
-// waits (up to timeout) for it to take over: a graceful shutdown then costs
-// clients a moment instead of an election timeout.
+// transferLeadership hands leadership to the most up-to-date follower (to,
+// if not 0) that raft heard from lately, and waits (up to timeout) for it
+// to take over: a graceful shutdown then costs clients a moment instead of
+// an election timeout. Raft forgets whom it heard from at each quorum
+// check, every election timeout, and hears a live follower again within a
+// heartbeat, so while this node leads a follower not heard from is looked
+// at again until the deadline: a caller that tries once every election
+// timeout (balanceLeaders) could otherwise look just after each check.
 func (n *node) transferLeadership(to uint64, timeout time.Duration) {
-	var target uint64
+	deadline := time.Now().Add(timeout)
+	for {
+		target, quiet := n.startTransfer(to)
+		if target != 0 {
+			break
+		}
+		if !quiet || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for time.Now().Before(deadline) && n.s.leadTerm.Load() != 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// startTransfer, if this node leads, asks raft to hand leadership to the
+// most up-to-date voter (to, if not 0) it heard from lately, and returns
+// it; else 0, and whether a voter raft has not heard from lately would do.
+func (n *node) startTransfer(to uint64) (target uint64, quiet bool) {
 	n.do(func() {
 		rs := n.rn.Status()
 		if rs.RaftState != raft.StateLeader {
@@ -637,7 +661,11 @@ func (n *node) transferLeadership(to uint64, timeout time.Duration) {
 		}
 		best := uint64(0)
 		for id, pr := range rs.Progress {
-			if id != rs.ID && !pr.IsLearner && pr.RecentActive && pr.Match >= best && (to == 0 || id == to) {
+			switch {
+			case id == rs.ID || pr.IsLearner || to != 0 && id != to:
+			case !pr.RecentActive:
+				quiet = true
+			case pr.Match >= best:
 				target, best = id, pr.Match
 			}
 		}
@@ -645,13 +673,7 @@ func (n *node) transferLeadership(to uint64, timeout time.Duration) {
 			n.rn.TransferLeader(target)
 		}
 	})
-	if target == 0 {
-		return
-	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) && n.s.leadTerm.Load() != 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	return target, quiet
 }
 
 func (n *node) stop() {

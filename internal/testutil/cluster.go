@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -223,57 +224,58 @@ func StartRedisCluster(t testing.TB) *Proc {
 func (c *Cluster) WaitBalanced(t testing.TB, timeout time.Duration, ranges int) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	var last string
+	var last error
 	for time.Now().Before(deadline) {
-		var err error
-		if last, err = c.balanced(ranges); err == nil {
+		if last = c.balanced(ranges); last == nil {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("the cluster did not balance its leaders within %v: %s", timeout, last)
+	t.Fatalf("the cluster did not balance its leaders within %v: %v", timeout, last)
 }
 
-func (c *Cluster) balanced(ranges int) (string, error) {
+// balanced returns nil if the cluster is balanced (WaitBalanced), else
+// which node is not, why, and what it said.
+func (c *Cluster) balanced(ranges int) error {
 	var views []string
 	for i, p := range c.Nodes {
 		conn, err := DialErr(p.Addr)
 		if err != nil {
-			return "", err
+			return fmt.Errorf("node %d: %w", i+1, err)
 		}
 		info, err1 := conn.DoErr("CLUSTER", "INFO")
 		nodesReply, err2 := conn.DoErr("CLUSTER", "NODES")
 		shards, err3 := conn.DoErr("INFO", "cluster")
 		conn.Close()
 		if err := errors.Join(err1, err2, err3); err != nil {
-			return "", err
+			return fmt.Errorf("node %d: %w", i+1, err)
 		}
 		if !strings.Contains(info.Str, "cluster_state:ok") {
-			return info.Str, errors.New("not ok")
+			return fmt.Errorf("node %d: not ok:\n%s", i+1, info.Str)
 		}
 		// A shard this node should lead, led elsewhere for now, will move
 		// (the server's balanceLeaders).
 		self := "preferred=" + strconv.Itoa(i+1) + ","
 		for _, line := range strings.Split(shards.Str, "\n") {
 			if strings.Contains(line, self) && !strings.Contains(line, "role=leader") {
-				return shards.Str, errors.New("a shard not on its preferred leader yet")
+				return fmt.Errorf("node %d: a shard not on its preferred leader yet:\n%s", i+1, shards.Str)
 			}
 		}
 		// Each line's slots, without the myself flag that differs by node.
 		view := strings.ReplaceAll(nodesReply.Str, "myself,", "")
 		for _, line := range strings.Split(strings.TrimSpace(view), "\n") {
 			if f := strings.Fields(line); len(f) != 8+ranges {
-				return view, errors.New("unbalanced")
+				return fmt.Errorf("node %d: a node does not lead %d slot ranges:\n%s", i+1, ranges, view)
 			}
 		}
 		views = append(views, view)
 	}
 	for _, v := range views[1:] {
 		if v != views[0] {
-			return strings.Join(views, "\n"), errors.New("views differ")
+			return fmt.Errorf("the nodes' views differ:\n%s", strings.Join(views, "\n"))
 		}
 	}
-	return views[0], nil
+	return nil
 }
 
 // SlotLeader is the index in Nodes of the node that leads the slot of key,

@@ -185,12 +185,20 @@ func newClusterClient(addrs []string) *redis.ClusterClient {
 // ackedWrites are the values last acknowledged for each key.
 type ackedWrites map[string]int
 
-// write SETs keys k0..k(n-1) to round, each acknowledged.
+// write SETs keys k0..k(n-1) to round, each acknowledged. A SET whose
+// outcome is unknown is sent again, as a client would: its leader lost
+// leadership before the reply (with a node down, a loaded follower's slow
+// disk can make it miss raft's quorum check), and either way the key ends
+// at round.
 func (a ackedWrites) write(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, round, n int) {
 	t.Helper()
 	for i := range n {
 		k := "k" + strconv.Itoa(i)
-		if err := rdb.Set(ctx, k, round, 0).Err(); err != nil {
+		err := rdb.Set(ctx, k, round, 0).Err()
+		for retries := 0; err != nil && strings.HasSuffix(err.Error(), "the write may or may not have been applied") && retries < 5; retries++ {
+			err = rdb.Set(ctx, k, round, 0).Err()
+		}
+		if err != nil {
 			t.Fatalf("round %d: SET %s: %v", round, k, err)
 		}
 		a[k] = round
