@@ -8,6 +8,7 @@ import (
 
 	"basalt/internal/command"
 	"basalt/internal/num"
+	"basalt/internal/shard"
 )
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms], with Redis 7.0's
@@ -99,7 +100,7 @@ func cmdFailover(c *Client, argv [][]byte) {
 			w.Error("ERR FAILOVER target HOST and PORT is not a replica.")
 			return
 		}
-		if pr, ok := st.Progress[target]; !ok || !pr.RecentActive {
+		if !heardFrom(sh, target) {
 			w.Error("ERR FAILOVER target replica is not online.")
 			return
 		}
@@ -118,4 +119,23 @@ func cmdFailover(c *Client, argv [][]byte) {
 		sh.TransferLeadershipTo(target, wait)
 	}()
 	w.OK()
+}
+
+// onlineWait is how long FAILOVER TO looks for a sign of life from its
+// target: a few heartbeats.
+const onlineWait = 500 * time.Millisecond
+
+// heardFrom reports whether raft heard from replica id lately. Raft forgets
+// whom it heard from at each quorum check, every election timeout, and
+// hears a live replica again within a heartbeat, so one not heard from is
+// looked at again for onlineWait.
+func heardFrom(sh *shard.Shard, id uint64) bool {
+	for deadline := time.Now().Add(onlineWait); ; time.Sleep(10 * time.Millisecond) {
+		if pr, ok := sh.Status().Progress[id]; ok && pr.RecentActive {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }

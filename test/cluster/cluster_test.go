@@ -363,6 +363,15 @@ func TestFailoverCommand(t *testing.T) {
 	expect(t, follower.Do("FAILOVER"), "+OK")
 	waitLeaderIsNot(t, c, f, "FAILOVER without TO: the leader did not change")
 	c.WaitConverged(t, 20*time.Second)
+
+	// A replica that is down is not online once raft's quorum check (every
+	// election timeout, 1 s) has stopped hearing from it.
+	l = c.WaitLeader(t, 15*time.Second)
+	down := (l + 1) % 3
+	host, port, _ = strings.Cut(c.Nodes[down].Addr, ":")
+	c.Nodes[down].Kill()
+	time.Sleep(2500 * time.Millisecond)
+	expect(t, testutil.Dial(t, c.Nodes[l].Addr).Do("FAILOVER", "TO", host, port), "-ERR FAILOVER target replica is not online.")
 }
 
 // waitLeaderIsNot waits up to 15 s for a node other than node was to lead,
