@@ -1,7 +1,7 @@
 // Package raftlog is the durable Raft log of one shard: an implementation of
-// go.etcd.io/raft/v3's Storage interface kept in its own Pebble instance,
-// separate from the data store so that log appends, truncations and
-// compactions never touch the data's LSM.
+// go.etcd.io/raft/v3's Storage interface kept in a Pebble instance apart
+// from the data store, so that log appends, truncations and compactions
+// never touch the data's LSM.
 //
 // The raft library keeps unstable entries in memory and asks the application
 // to persist them; raftlog is where they go. A shard's Ready loop will use it
