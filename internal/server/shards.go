@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -115,6 +116,7 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(c
 	if metaCache > 0 {
 		metaCache = max(metaCache/n, 1<<20)
 	}
+	accessSlots := max(store.DefaultAccessSlots>>bits.Len64(uint64(n-1)), 1<<16) // a power of two
 	var shards []*shard.Shard
 	for _, ts := range topo.Shards {
 		if !ts.Hosts(topo.NodeID) {
@@ -131,7 +133,7 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(c
 			}
 		}
 		sh, err := openShard(filepath.Join(dir, "data"), store.Options{Databases: 1, CacheSize: max(cfg.CacheSize/n, 8<<20), MetaCacheSize: metaCache, Slots: ts.Slots,
-			MaxOpenFiles: max(storeFiles/int(n), minStoreFiles)}, c, apply, prepare)
+			MaxOpenFiles: max(storeFiles/int(n), minStoreFiles), AccessSlots: accessSlots}, c, apply, prepare)
 		if err != nil {
 			closeShards(append(shards, meta), host, sc.RaftLog)
 			return nil, fmt.Errorf("shard %d: %w", ts.Index, err)

@@ -5,6 +5,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"sync"
@@ -78,6 +79,9 @@ type Options struct {
 	// MaxOpenFiles bounds the table files Pebble keeps open; 0 means
 	// Pebble's default (1000). The server fits it to RLIMIT_NOFILE.
 	MaxOpenFiles int
+	// AccessSlots is the size of the table of last uses (access.go), a
+	// power of two; 0 means DefaultAccessSlots.
+	AccessSlots int
 }
 
 // DefaultMetaCacheSize is the metadata cache basalt uses unless told
@@ -161,6 +165,7 @@ func Open(dir string, o Options) (*Store, error) {
 		pdb.Close()
 		return nil, err
 	}
+	s.access.slots = make([]atomic.Uint32, cmp.Or(o.AccessSlots, DefaultAccessSlots))
 	s.access.start = time.Now().UnixMilli()
 	s.startCompactor()
 	return s, nil
