@@ -44,6 +44,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"sync"
 
@@ -113,7 +114,6 @@ func (s logState) term(i uint64) uint64 {
 // raft calls it from one goroutine.
 type Storage struct {
 	eng *Engine
-	db  *pebble.DB // eng's
 	k   keys
 	own bool // eng is this log's alone: Close closes it
 
@@ -166,11 +166,18 @@ func (e *Engine) Close() error {
 func (e *Engine) Open(group uint64) (*Storage, error) { return e.open(groupKeys(group)) }
 
 func (e *Engine) open(k keys) (*Storage, error) {
-	s := &Storage{eng: e, db: e.db, k: k, peers: map[uint64]string{}}
+	s := &Storage{eng: e, k: k, peers: map[uint64]string{}}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// HasOwnLog reports whether dir holds a log with an engine of its own (a
+// Pebble manifest).
+func HasOwnLog(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+	return len(m) > 0
 }
 
 // Open opens or creates a log with an engine of its own in dir.
@@ -198,7 +205,7 @@ func (s *Storage) Close() error {
 }
 
 func (s *Storage) get(name []byte, f func([]byte) error) error {
-	v, c, err := s.db.Get(s.k.key(name))
+	v, c, err := s.eng.db.Get(s.k.key(name))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil
 	}
@@ -231,7 +238,7 @@ func (s *Storage) load() error {
 	}); err != nil {
 		return fmt.Errorf("raftlog: truncated state: %w", err)
 	}
-	pit, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.k.key([]byte{peerPrefix}), UpperBound: s.k.key([]byte{peerPrefix + 1})})
+	pit, err := s.eng.db.NewIter(&pebble.IterOptions{LowerBound: s.k.key([]byte{peerPrefix}), UpperBound: s.k.key([]byte{peerPrefix + 1})})
 	if err != nil {
 		return err
 	}
@@ -244,7 +251,7 @@ func (s *Storage) load() error {
 	ls := logState{offset: offset, last: offset, runs: []termRun{{offset, offTerm}}}
 	s.sizes.reset(offset + 1)
 	var total uint64
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.k.entry(offset + 1), UpperBound: s.k.entriesEnd()})
+	it, err := s.eng.db.NewIter(&pebble.IterOptions{LowerBound: s.k.entry(offset + 1), UpperBound: s.k.entriesEnd()})
 	if err != nil {
 		return err
 	}
@@ -307,7 +314,7 @@ func (s *Storage) Entries(lo, hi, maxSize uint64) ([]raftpb.Entry, error) {
 	if ents, ok := s.recent.get(lo, hi, maxSize); ok {
 		return ents, nil
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.k.entry(lo), UpperBound: s.k.entry(hi)})
+	it, err := s.eng.db.NewIter(&pebble.IterOptions{LowerBound: s.k.entry(lo), UpperBound: s.k.entry(hi)})
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +484,7 @@ func (s *Storage) Append(ents []raftpb.Entry) error {
 func (s *Storage) SetHardState(hs raftpb.HardState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.db.NewBatch()
+	b := s.eng.db.NewBatch()
 	if err := marshalTo(b, s.k.key(keyHardState), &hs); err != nil {
 		b.Close()
 		return err
@@ -490,7 +497,7 @@ func (s *Storage) SetHardState(hs raftpb.HardState) error {
 func (s *Storage) SetConfState(cs raftpb.ConfState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.db.NewBatch()
+	b := s.eng.db.NewBatch()
 	if err := marshalTo(b, s.k.key(keyConfState), &cs); err != nil {
 		b.Close()
 		return err
@@ -504,7 +511,7 @@ func (s *Storage) SetConfState(cs raftpb.ConfState) error {
 func (s *Storage) ApplyConfChange(cs raftpb.ConfState, id uint64, addr string, removed bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.db.NewBatch()
+	b := s.eng.db.NewBatch()
 	if err := marshalTo(b, s.k.key(keyConfState), &cs); err != nil {
 		b.Close()
 		return err
@@ -545,7 +552,7 @@ func (s *Storage) Save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.
 }
 
 // Sync makes everything saved so far durable (appendfsync everysec).
-func (s *Storage) Sync() error { return s.db.LogData(nil, pebble.Sync) }
+func (s *Storage) Sync() error { return s.eng.db.LogData(nil, pebble.Sync) }
 
 // SaveReady saves rd's snapshot, entries and hard state, synced if
 // rd.MustSync.
@@ -560,9 +567,9 @@ func (s *Storage) save(snap raftpb.Snapshot, hs raftpb.HardState, ents []raftpb.
 	// an entry of 520 MB would take a 1 GB batch.
 	var b *pebble.Batch
 	if size := entriesSize(ents); size >= bigBatch {
-		b = s.db.NewBatchWithSize(size + size/64 + 4096)
+		b = s.eng.db.NewBatchWithSize(size + size/64 + 4096)
 	} else {
-		b = s.db.NewBatch()
+		b = s.eng.db.NewBatch()
 	}
 	ls, cs, newSnap := s.log, s.cs, s.snap
 	var err error
@@ -641,7 +648,7 @@ func (s *Storage) ApplySnapshot(snap raftpb.Snapshot) error {
 	if snap.Metadata.Index <= s.snap.Metadata.Index {
 		return raft.ErrSnapOutOfDate
 	}
-	b := s.db.NewBatch()
+	b := s.eng.db.NewBatch()
 	ls, err := s.snapshotBatch(b, snap)
 	if err != nil {
 		b.Close()
@@ -676,7 +683,7 @@ func (s *Storage) CreateSnapshot(i uint64, cs *raftpb.ConfState, data []byte) (r
 	if cs != nil {
 		snap.Metadata.ConfState = *cs
 	}
-	b := s.db.NewBatch()
+	b := s.eng.db.NewBatch()
 	if err := marshalTo(b, s.k.key(keySnapshot), &snap); err != nil {
 		b.Close()
 		return raftpb.Snapshot{}, err
@@ -711,7 +718,7 @@ func (s *Storage) Compact(i uint64) error {
 		panic(fmt.Sprintf("raftlog: compact %d is out of bound lastindex(%d)", i, s.log.last))
 	}
 	t := s.log.term(i)
-	b := s.db.NewBatch()
+	b := s.eng.db.NewBatch()
 	if err := b.DeleteRange(s.k.entry(0), s.k.entry(i+1), nil); err != nil {
 		b.Close()
 		return err

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"path/filepath"
 	"syscall"
+
+	"basalt/internal/raftlog"
 )
 
 // planDescriptors raises RLIMIT_NOFILE's soft limit towards what cfg needs
@@ -80,7 +82,12 @@ func logEngines(cfg Config) int {
 	if !cfg.ClusterEnabled {
 		return 1
 	}
-	own, _ := filepath.Glob(filepath.Join(cfg.Dir, "shards", "*", "raft", "MANIFEST-*"))
-	meta, _ := filepath.Glob(filepath.Join(cfg.Dir, "meta", "raft", "MANIFEST-*"))
-	return 1 + len(own) + len(meta)
+	dirs, _ := filepath.Glob(filepath.Join(cfg.Dir, "shards", "*", "raft"))
+	n := 1
+	for _, dir := range append(dirs, filepath.Join(cfg.Dir, "meta", "raft")) {
+		if raftlog.HasOwnLog(dir) {
+			n++
+		}
+	}
+	return n
 }

@@ -60,7 +60,7 @@ func TestOpenLog(t *testing.T) {
 			}
 		}
 		lg.Close()
-		if ownLog(dir) {
+		if raftlog.HasOwnLog(dir) {
 			t.Fatalf("group %d: its directory holds a log of its own", group)
 		}
 	}

@@ -127,19 +127,13 @@ type Status struct {
 // unless RaftDir holds a log of its own, which a node written before the
 // engine was shared keeps using.
 func openLog(cfg Config) (*raftlog.Storage, error) {
-	if cfg.RaftLog == nil || ownLog(cfg.RaftDir) {
+	if cfg.RaftLog == nil || raftlog.HasOwnLog(cfg.RaftDir) {
 		return raftlog.Open(cfg.RaftDir)
 	}
 	if err := os.MkdirAll(cfg.RaftDir, 0o755); err != nil {
 		return nil, err
 	}
 	return cfg.RaftLog.Open(uint64(transport.GroupOf(cfg.ID)))
-}
-
-// ownLog reports whether dir holds a Pebble instance (its manifest).
-func ownLog(dir string) bool {
-	m, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
-	return len(m) > 0
 }
 
 func openNode(s *Shard, cfg Config) (*node, error) {
