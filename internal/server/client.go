@@ -78,10 +78,11 @@ type Client struct {
 	txSlot     int
 	txCross    bool
 	watchShard *shard.Shard
-	// proxy says the commands of slots another node leads go there (and
-	// proxyAddr where the last one went), not MOVED (proxyTo).
+	// proxy says the commands of slots another node leads go there, not
+	// MOVED (proxySlot); rerouted holds the connections of the proxied
+	// commands sent again during a drain (reroute).
 	proxy     bool
-	proxyAddr string
+	rerouted  map[string]*upstream
 	wroteTo   *shard.Shard // the shard of the client's last write (WAIT)
 	killed    atomic.Bool
 	closeOnce sync.Once
@@ -293,12 +294,13 @@ func (c *Client) waitLocal() {
 			now = nanotime()
 		}
 		if ok {
-			b := p.W.Bytes()
-			c.out.Raw(b)
-			if isErrorReply(b) {
-				failed = true
-				if p.W.ErrorsCounted == 0 {
-					c.srv.errors.note(b)
+			if b := p.W.Bytes(); !c.redirectRefused(p) {
+				c.out.Raw(b)
+				if isErrorReply(b) {
+					failed = true
+					if p.W.ErrorsCounted == 0 {
+						c.srv.errors.note(b)
+					}
 				}
 			}
 			putProposal(p)
@@ -314,6 +316,7 @@ func (c *Client) waitLocal() {
 	}
 	c.pending = c.pending[:0]
 	c.calls = c.calls[:0]
+	c.closeRerouted()
 }
 
 // await waits for a proposed write's reply. If a script in the apply loop
@@ -676,7 +679,7 @@ var noTouch = map[string]bool{"object": true, "type": true, "exists": true, "ttl
 // pending writes so that it sees them.
 func (c *Client) read(cmd *command.Command, argv [][]byte, now int64, touch bool) {
 	w := c.reply()
-	if !c.confirmRead(cmd, w) {
+	if !c.confirmRead(cmd, argv, w) {
 		return
 	}
 	// Movable-key commands (SINTERCARD, ZUNION...) have FirstKey 0 but key specs.
@@ -731,14 +734,18 @@ func (c *Client) confirmLocal(w *resp.Writer) bool {
 // confirmRead makes a read linearizable: it confirms leadership and waits
 // for the store to hold every write committed before this read arrived.
 // One confirmation covers every command already buffered. It answers the
-// error and returns false if that fails.
-func (c *Client) confirmRead(cmd *command.Command, w *resp.Writer) bool {
+// error and returns false if that fails; in cluster mode, where this node
+// stopped leading the shard, that answer is argv's redirection (lostSlot).
+func (c *Client) confirmRead(cmd *command.Command, argv [][]byte, w *resp.Writer) bool {
 	if c.readonly || localCommands[cmd.Name] {
 		return true
 	}
 	at := c.socketReads.Load()
 	if !c.confirmed.covers(at) {
-		if !c.confirmLocal(w) {
+		if err := c.sh.ReadIndex(5 * time.Second); err != nil {
+			if !c.lostSlot(err, argv, true) {
+				w.Error(shard.ErrorReply(err))
+			}
 			return false
 		}
 		c.confirmed.set(at)
@@ -772,7 +779,7 @@ func (c *Client) readFirst(cmd *command.Command, argv [][]byte, now int64) bool 
 		return false
 	}
 	w := c.reply()
-	if !c.confirmRead(cmd, w) {
+	if !c.confirmRead(cmd, argv, w) {
 		return true
 	}
 	answered := true // what a panic leaves: its error reply

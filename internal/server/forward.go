@@ -148,8 +148,13 @@ func (c *Client) forwardAs(argv [][]byte, r upReply) {
 	if cmd != nil && cmd.Name == "watch" && !c.upMulti {
 		c.upWatched = true
 	}
-	if kind := kindOf(argv); kind != nil && !c.upMulti && r.pub == nil && readsOnly(cmd, kind) {
-		r.read = cloneArgv(argv) // argv is the read buffer's
+	if !c.upMulti && r.pub == nil {
+		if kind := kindOf(argv); kind != nil && readsOnly(cmd, kind) {
+			r.read = true
+		}
+		if r.read || c.srv.clustered() {
+			r.again = cloneArgv(argv) // argv is the read buffer's
+		}
 	}
 	if c.up == nil {
 		if err := c.dialUpstream(); err != nil {
@@ -167,7 +172,9 @@ func (c *Client) forwardAs(argv [][]byte, r upReply) {
 	if c.up.proto != c.proto {
 		// HELLO ran here: the leader must answer in the same protocol.
 		c.up.send([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))})
-		c.drainUpstream(false)
+		if !c.drainUpstream(false) {
+			return // the leader is gone, and the client's connection is closing
+		}
 		c.up.proto = c.proto
 	}
 	held := false
@@ -275,17 +282,20 @@ func (u *upstream) sendAs(argv [][]byte, r upReply) {
 // a follower's clients a pause rather than errors.
 const leaderWait = 3 * time.Second
 
-// dialUpstream opens the client's connection to the leader. Outside
-// cluster mode, while no leader is known or the last one does not answer
-// (it died, and the group has not elected another yet), it tries again
-// until leaderWait has passed. A command that had not reached the old
-// leader then runs on the new one.
+// dialUpstream opens the client's connection to the leader. While no
+// leader is known or the last one does not answer (it died, and the group
+// has not elected another yet), it tries again until leaderWait has
+// passed. A command that had not reached the old leader then runs on the
+// new one. (In cluster mode the proxy dials: proxySlot.)
 func (c *Client) dialUpstream() error {
 	deadline := time.Now().Add(leaderWait)
 	for {
-		err := c.dialLeader(c.upstreamAddr())
-		if err == nil || err == errLeaderLost || err == errUserNotOnLeader || c.srv.clustered() || time.Now().After(deadline) {
-			return err // errLeaderLost: the setup was sent, and the client's connection is closing
+		u, err := c.openUpstream(c.srv.group().LeaderAddr())
+		if err == nil {
+			c.up = u
+		}
+		if err == nil || err == errUserNotOnLeader || time.Now().After(deadline) {
+			return err
 		}
 		select {
 		case <-c.srv.closed:
@@ -295,46 +305,62 @@ func (c *Client) dialUpstream() error {
 	}
 }
 
-// dialLeader opens the client's connection to the leader at addr and gives
-// it the client's state: password, protocol, database, name.
-func (c *Client) dialLeader(addr string) error {
+// openUpstream opens a connection of the client's to the leader at addr and
+// gives it the client's state: password, protocol, database, name.
+func (c *Client) openUpstream(addr string) (*upstream, error) {
 	if addr == "" {
-		return errNoLeader
+		return nil, errNoLeader
 	}
 	nc, err := c.srv.dialNode(addr, 2*time.Second)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	u := &upstream{nc: nc, addr: addr, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10), proto: 2}
-	setup := upReply{setup: true}
 	// The client's user on the leader, which checks what the client's
 	// scripts call. A named user the leader lacks gets nothing from it
 	// (the default user might let its scripts do more); a default user's
 	// connection falls back on this node's requirepass.
 	name := c.userName()
 	authed := c.authPass != nil && u.authenticate(name, c.authPass)
+	var setup [][][]byte
 	switch pass := c.srv.config().RequirePass; {
 	case !authed && name != acl.DefaultName:
 		nc.Close()
-		return errUserNotOnLeader
+		return nil, errUserNotOnLeader
 	case !authed && pass != "":
-		u.sendAs([][]byte{[]byte("AUTH"), []byte(pass)}, setup)
+		setup = append(setup, [][]byte{[]byte("AUTH"), []byte(pass)})
 	}
 	if c.proto != 2 {
-		u.sendAs([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))}, setup)
+		setup = append(setup, [][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))})
 		u.proto = c.proto
 	}
 	if c.db != 0 {
-		u.sendAs([][]byte{[]byte("SELECT"), []byte(strconv.Itoa(c.db))}, setup)
+		setup = append(setup, [][]byte{[]byte("SELECT"), []byte(strconv.Itoa(c.db))})
 	}
 	if name := *c.name.Load(); name != "" {
-		u.sendAs([][]byte{[]byte("CLIENT"), []byte("SETNAME"), []byte(name)}, setup)
+		setup = append(setup, [][]byte{[]byte("CLIENT"), []byte("SETNAME"), []byte(name)})
 	}
-	c.up = u
-	if !c.drainUpstream(false) {
-		return errLeaderLost
+	if c.srv.clustered() {
+		// One hop at most: a node that lost the slot answers MOVED, and
+		// this node routes the command again (reroute), where proxying
+		// it on could send it back here while the two disagree.
+		setup = append(setup, [][]byte{[]byte("CLIENT"), []byte("PROXY"), []byte("OFF")})
 	}
-	return nil
+	for _, argv := range setup {
+		u.send(argv)
+	}
+	u.replies = u.replies[:0]
+	err = u.w.Flush()
+	for range setup {
+		if err == nil {
+			u.buf, err = resp.ReadReply(u.r, u.buf[:0]) // its errors are not the client's
+		}
+	}
+	if err != nil {
+		nc.Close()
+		return nil, errLeaderLost
+	}
+	return u, nil
 }
 
 type forwardError string
@@ -352,7 +378,7 @@ const (
 const errOutcomeUnknown = "ERR the connection to the leader was lost before the reply: the write may or may not have been applied"
 
 // drainUpstream reads the replies of the forwarded commands, appending them
-// to the client's output if keep (otherwise they are the setup's, and
+// to the client's output if keep (otherwise they are not the client's, and
 // dropped). A failed leader connection ends the client's connection.
 // Commands run here while a reply is relayed (spliceExec) find it a no-op.
 func (c *Client) drainUpstream(keep bool) bool {
@@ -361,7 +387,10 @@ func (c *Client) drainUpstream(keep bool) bool {
 		return true
 	}
 	c.draining = true
-	defer func() { c.draining = false }()
+	defer func() {
+		c.draining = false
+		c.closeRerouted()
+	}()
 	for len(u.replies) > 0 {
 		if r := u.replies[0]; r.lost {
 			u.replies = u.replies[1:]
@@ -391,7 +420,12 @@ func (c *Client) drainUpstream(keep bool) bool {
 		}
 		r := u.replies[0]
 		u.replies = u.replies[1:]
-		if keep && !r.setup {
+		switch {
+		case !keep:
+		case r.again != nil && c.srv.clustered() && isMoved(u.buf):
+			// The node lost the slot's shard, and did not run it.
+			c.reroute(r, movedSlot(u.buf))
+		default:
 			c.relay(r, u.buf)
 		}
 	}
@@ -404,11 +438,14 @@ func (c *Client) drainUpstream(keep bool) bool {
 
 // resend moves the client to a new leader after its connection to the old
 // one failed before the replies still to come (see the top of this file).
-// It reports false where the old leader held a MULTI for the client, or
-// no leader answers within leaderWait: upstreamFailed then ends it.
+// In cluster mode each read goes, in its turn, to its slot's leader as
+// this node now knows it (reroute): the dead node's shards may each elect
+// a leader elsewhere. It reports false where the old leader held a MULTI
+// for the client, or no leader answers within leaderWait: upstreamFailed
+// then ends it.
 func (c *Client) resend() bool {
-	if c.upMulti || c.execing || c.srv.clustered() {
-		return false // the proxy's next command finds the slot's new leader (route)
+	if c.upMulti || c.execing {
+		return false
 	}
 	pending := c.up.replies
 	c.up.replies = nil
@@ -418,13 +455,23 @@ func (c *Client) resend() bool {
 			c.srv.origins.drop(r.pub)
 			pending[i].pub = nil
 		}
-		reads = reads || r.read != nil
+		reads = reads || r.read
 	}
 	c.closeUpstream()
 	if c.upWatched { // the EXEC those WATCHes guard aborts, as if the keys changed
 		c.upWatched, c.watchLost = false, true
 	}
-	if !reads {
+	switch {
+	case c.srv.clustered():
+		for _, r := range pending {
+			if r.read {
+				c.reroute(r, slotOf(r.again))
+			} else {
+				c.out.Error(errOutcomeUnknown)
+			}
+		}
+		return true
+	case !reads:
 		for range pending {
 			c.out.Error(errOutcomeUnknown)
 		}
@@ -435,11 +482,11 @@ func (c *Client) resend() bool {
 		return false
 	}
 	for _, r := range pending {
-		if r.read == nil {
+		if !r.read {
 			c.up.replies = append(c.up.replies, upReply{lost: true})
 			continue
 		}
-		c.up.sendAs(r.read, upReply{read: r.read})
+		c.up.sendAs(r.again, upReply{read: true, again: r.again})
 	}
 	return true
 }

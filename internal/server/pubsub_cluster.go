@@ -242,15 +242,15 @@ type upReply struct {
 	here   [][]byte // inside MULTI: a command this node runs at EXEC, in its stand-in's place
 	queued bool     // inside MULTI: a QUEUED reply gives the command a place in EXEC's reply
 	exec   bool     // EXEC or DISCARD: the end of the MULTI (spliceExec)
-	// read is a read outside MULTI, kept to be sent again if the leader is
-	// lost before its reply (resend); lost marks, on the new leader's
-	// connection, a command whose leader was lost before its reply, which
-	// answers so in its place.
-	read [][]byte
-	lost bool
-	// setup is the reply of a command that sets up the connection (AUTH,
-	// HELLO...): never the client's.
-	setup bool
+	// read marks a read outside MULTI, sent again if the leader is lost
+	// before its reply (resend); again is the command kept for that, and
+	// in cluster mode that of every proxied command, which a node that
+	// lost the slot answers MOVED without running it (reroute). lost
+	// marks, on the new leader's connection, a command whose leader was
+	// lost before its reply, which answers so in its place.
+	read  bool
+	again [][]byte
+	lost  bool
 }
 
 // inMulti prepares a command forwarded inside MULTI: the argv to send (a

@@ -421,6 +421,12 @@ func (n *node) startRead() {
 	if len(n.queued) == 0 {
 		return
 	}
+	if n.rn.BasicStatus().Lead == raft.None {
+		// Raft would drop the request (mid-election, or just after a
+		// leadership transfer): the reads fail now, not at their timeout.
+		n.failQueued()
+		return
+	}
 	n.readSeq++
 	ctx := binary.BigEndian.AppendUint64(nil, n.readSeq)
 	n.reads[string(ctx)] = n.queued
@@ -435,6 +441,10 @@ func (n *node) failReads() {
 		}
 		delete(n.reads, k)
 	}
+	n.failQueued()
+}
+
+func (n *node) failQueued() {
 	for _, r := range n.queued {
 		close(r.done)
 	}
@@ -620,54 +630,88 @@ func sortedIDs[V any](m map[uint64]V) []uint64 {
 }
 
 // transferLeadership hands leadership to the most up-to-date follower (to,
-// if not 0) that raft heard from lately, and waits (up to timeout) for it
-// to take over: a graceful shutdown then costs clients a moment instead of
-// an election timeout. Raft forgets whom it heard from at each quorum
-// check, every election timeout, and hears a live follower again within a
-// heartbeat, so while this node leads a follower not heard from is looked
-// at again until the deadline: a caller that tries once every election
-// timeout (balanceLeaders) could otherwise look just after each check.
+// if not 0) that raft heard from lately and that is caught up, and waits
+// (up to timeout) for it to take over: a graceful shutdown then costs
+// clients a moment instead of an election timeout. Raft forgets whom it
+// heard from at each quorum check, every election timeout, and hears a
+// live follower again within a heartbeat, so while this node leads a
+// follower not heard from (or still catching up) is looked at again until
+// the deadline: a caller that tries once every election timeout
+// (balanceLeaders) could otherwise look just after each check.
+//
+// As Redis's manual failover pauses writes until the replica has them,
+// the shard takes no new write once a target is found, until the writes
+// in flight have committed; then raft hands over, and the writes that
+// waited are refused with the new leader's name (a client is redirected
+// there: MOVED, or the proxy), not dropped by raft mid-transfer with an
+// unknown outcome.
 func (n *node) transferLeadership(to uint64, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
+	var target uint64
 	for {
-		target, quiet := n.startTransfer(to)
-		if target != 0 {
+		var wait bool
+		if target, wait = n.transferTarget(to); target != 0 {
 			break
 		}
-		if !quiet || time.Now().After(deadline) {
+		if !wait || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	for time.Now().Before(deadline) && n.s.leadTerm.Load() != 0 {
+	n.s.holdWrites(true)
+	defer n.s.holdWrites(false)
+	for !n.s.drained.Load() {
+		if n.s.leadTerm.Load() == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	n.do(func() {
+		if n.rn.BasicStatus().RaftState == raft.StateLeader {
+			n.rn.TransferLeader(target)
+		}
+	})
+	// Past the deadline, writes go on only once raft gave the transfer up
+	// (after an election timeout): until then it refuses them.
+	for n.s.leadTerm.Load() != 0 && (time.Now().Before(deadline) || n.transferring()) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-// startTransfer, if this node leads, asks raft to hand leadership to the
-// most up-to-date voter (to, if not 0) it heard from lately, and returns
-// it; else 0, and whether a voter raft has not heard from lately would do.
-func (n *node) startTransfer(to uint64) (target uint64, quiet bool) {
+// transferLag is how many entries a follower may miss and still be handed
+// leadership at once: raft hands over once it has them all, and holds
+// writes meanwhile.
+const transferLag = 64
+
+// transferTarget, if this node leads, picks the most up-to-date voter (to,
+// if not 0) that raft heard from lately and that is caught up, and returns
+// it; else 0, and whether to look again: a voter that would do once
+// heard from or caught up.
+func (n *node) transferTarget(to uint64) (target uint64, wait bool) {
 	n.do(func() {
 		rs := n.rn.Status()
 		if rs.RaftState != raft.StateLeader {
 			return
 		}
+		last := rs.Progress[rs.ID].Match
 		best := uint64(0)
 		for id, pr := range rs.Progress {
 			switch {
 			case id == rs.ID || pr.IsLearner || to != 0 && id != to:
-			case !pr.RecentActive:
-				quiet = true
+			case !pr.RecentActive || pr.State != tracker.StateReplicate || pr.Match+transferLag < last:
+				wait = true
 			case pr.Match >= best:
 				target, best = id, pr.Match
 			}
 		}
-		if target != 0 {
-			n.rn.TransferLeader(target)
-		}
 	})
-	return target, quiet
+	return target, wait
+}
+
+// transferring reports whether raft is handing leadership over.
+func (n *node) transferring() (yes bool) {
+	n.do(func() { yes = n.rn.BasicStatus().LeadTransferee != 0 })
+	return yes
 }
 
 func (n *node) stop() {

@@ -77,6 +77,9 @@ type Proposal struct {
 	// record modifies (store.Tx.Writer: CLIENT TRACKING's NOLOOP); 0 if
 	// none.
 	Client uint64
+	// Err is why the shard did not apply it, or lost its outcome (W holds
+	// the error reply); nil once applied.
+	Err error
 
 	// cancelled is set (under the shard's blockMu) when a blocking
 	// proposal is withdrawn before the apply loop got to block it.
@@ -97,7 +100,7 @@ const (
 // Recycle makes a completed proposal ready for another record.
 func (p *Proposal) Recycle() {
 	p.Rec, p.Run = Record{}, Run{}
-	p.Client = 0
+	p.Client, p.Err = 0, nil
 	p.W.Reset()
 	p.cancelled = false
 	p.state.Store(propQueued)
@@ -240,6 +243,14 @@ type Shard struct {
 	halted    atomic.Bool // Halt: nothing more is logged
 	diskFull  atomic.Bool // writes refused for want of space (disk.go)
 
+	// handover is set while the leader hands its leadership over
+	// (transferLeadership): the apply loop takes no new write, so that
+	// the writes in flight commit first and the ones that wait go to the
+	// new leader, instead of raft refusing them. drained says the loop
+	// has seen it with nothing in flight; nudge wakes the loop to look.
+	handover, drained atomic.Bool
+	nudge             chan struct{}
+
 	Stats Stats
 }
 
@@ -322,6 +333,7 @@ func New(st *store.Store, apply Applier, cfg Config) (*Shard, error) {
 		waiters:   map[*Proposal]*waiter{},
 		closing:   make(chan struct{}),
 		done:      make(chan struct{}),
+		nudge:     make(chan struct{}, 1),
 		compacted: applied,
 	}
 	s.Stats.SyncSeconds, s.Stats.GroupRecords = newHistogram(syncBounds...), newHistogram(groupBounds...)
@@ -568,6 +580,17 @@ func (s *Shard) changeMembers(cc raftpb.ConfChange) error {
 // leads, and waits up to timeout for it to happen.
 func (s *Shard) TransferLeadership(timeout time.Duration) { s.node.transferLeadership(0, timeout) }
 
+// holdWrites makes the apply loop take no new write while on (see
+// handover).
+func (s *Shard) holdWrites(on bool) {
+	s.drained.Store(false)
+	s.handover.Store(on)
+	select {
+	case s.nudge <- struct{}{}:
+	default:
+	}
+}
+
 // TransferLeadershipTo is TransferLeadership to the voter id, if it is
 // active.
 func (s *Shard) TransferLeadershipTo(id uint64, timeout time.Duration) {
@@ -645,6 +668,10 @@ func (s *Shard) loop() {
 	for {
 		var props chan *Proposal
 		leading := s.ready()
+		if s.handover.Load() {
+			s.drained.Store(len(s.pending) == 0)
+			leading = false // the writes wait (unless this node no longer leads: refused below)
+		}
 		if leading && s.roomInFlight() || !s.IsLeader() && len(s.pending) == 0 {
 			props = s.props // a follower takes them only to refuse them
 		}
@@ -658,6 +685,8 @@ func (s *Shard) loop() {
 			continue
 		case p := <-props:
 			group = s.queued(append(group[:0], p))
+		case <-s.nudge:
+			continue
 		case <-s.closing:
 			s.finish()
 			return
@@ -726,6 +755,7 @@ func (s *Shard) refuse(group []*Proposal, err error) {
 
 // reply completes p with an error reply for err.
 func reply(p *Proposal, err error) {
+	p.Err = err
 	if p.W != nil {
 		p.W.Reset()
 		p.W.Error(ErrorReply(err))

@@ -214,3 +214,91 @@ func (a ackedWrites) check(t *testing.T, ctx context.Context, rdb *redis.Cluster
 		}
 	}
 }
+
+// TestShardedProxyFailover: a plain client of a node that proxies sees the
+// SIGKILL of the node leading its keys' shards as a pause, on the same
+// connection, as a follower's clients do outside cluster mode
+// (TestFailoverUnnoticed). A read in flight runs again on the shard's new
+// leader (another node, or this one); a write in flight fails saying its
+// outcome is unknown; the commands sent during the election wait for its
+// outcome instead of failing or getting MOVED.
+func TestShardedProxyFailover(t *testing.T) {
+	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-proxy", "yes")
+	c.WaitBalanced(t, 30*time.Second, 2)
+	// Keys of both shards that node 2 leads (most likely: 8 random keys).
+	var keys []string
+	for i := 0; len(keys) < 8; i++ {
+		if k := "f" + strconv.Itoa(i); c.SlotLeader(t, k) == 1 {
+			keys = append(keys, k)
+		}
+	}
+	stop := make(chan struct{})
+	type tally struct {
+		read                            bool
+		ok, inFlight, other, reconnects int
+	}
+	results := make(chan tally, 2)
+	for _, name := range []string{"GET", "INCR"} {
+		go func() {
+			r := tally{read: name == "GET"}
+			defer func() { results <- r }()
+			var conn *testutil.Conn
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					if conn != nil {
+						conn.Close()
+					}
+					return
+				default:
+				}
+				if conn == nil {
+					var err error
+					if conn, err = testutil.DialErr(c.Nodes[0].Addr); err != nil {
+						r.other++
+						t.Errorf("dial: %v", err)
+						return
+					}
+					conn.Timeout = 10 * time.Second
+				}
+				reply, err := conn.DoErr(name, keys[i%len(keys)])
+				switch {
+				case err != nil: // the node closed it
+					r.reconnects++
+					conn.Close()
+					conn = nil
+				case reply.IsError() && reply.Str == "ERR the connection to the leader was lost before the reply: the write may or may not have been applied":
+					r.inFlight++
+				case reply.IsError():
+					r.other++
+					if r.other <= 5 {
+						t.Errorf("%s %s through node 1: %v", name, keys[i%len(keys)], reply)
+					}
+				default:
+					r.ok++
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	c.Nodes[1].Kill()
+	time.Sleep(4 * time.Second) // an election and some
+	// Node 2 comes back, and its shards' leadership moves back to it: a
+	// command proxied to their leader of the moment meanwhile is answered
+	// MOVED there, and goes to the new one.
+	c.Nodes[1].Restart(t)
+	c.WaitBalanced(t, 30*time.Second, 2)
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	for range 2 {
+		r := <-results
+		t.Logf("%+v", r)
+		if r.inFlight > 2 || r.other > 0 || r.ok == 0 || r.reconnects > 0 {
+			t.Errorf("a client of node 1: %d replies, %d writes of unknown outcome (want at most 2), %d other errors, %d reconnections",
+				r.ok, r.inFlight, r.other, r.reconnects)
+		}
+		if r.read && r.inFlight > 0 {
+			t.Errorf("a read through the proxy failed in flight %d times; want it run again", r.inFlight)
+		}
+	}
+}
