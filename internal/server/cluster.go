@@ -190,7 +190,7 @@ func (s *Server) clusterInfo() string {
 		}
 	}
 	state := "ok"
-	if ok < cluster.SlotCount {
+	if ok < cluster.SlotCount || !s.topoAgreed.Load() {
 		state = "fail"
 	}
 	return "cluster_state:" + state + "\r\n" +

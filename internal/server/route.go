@@ -25,6 +25,10 @@ const errCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
 // and reports false if the command may not run.
 func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 	if cmd.Name == "exec" {
+		if c.topologyRefuses(kind) {
+			c.endMulti()
+			return false
+		}
 		if c.multi && !c.multiErr && c.txCross {
 			c.endMulti()
 			c.rejected = kind
@@ -70,6 +74,9 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 			c.reply().Error(errCrossSlot)
 			return false
 		}
+	}
+	if (slot >= 0 || kind.IsWrite() || cmd.Flags&command.Script != 0) && c.topologyRefuses(kind) {
+		return false
 	}
 	if c.multi && !isTxControl(cmd.Name) {
 		switch {
@@ -182,6 +189,35 @@ func proxyError(err error) string {
 		return "NOPERM " + err.Error()
 	}
 	return "TRYAGAIN " + err.Error()
+}
+
+// topologyRefuses answers CLUSTERDOWN to a command of the key space while
+// the cluster has not committed this node's topology (awaitTopology).
+func (c *Client) topologyRefuses(kind *command.Command) bool {
+	if c.srv.awaitTopology() {
+		return false
+	}
+	c.rejected = kind
+	c.rejectInMulti()
+	c.reply().Error("CLUSTERDOWN The cluster is down")
+	return true
+}
+
+// awaitTopology reports whether the cluster has committed this node's
+// topology, waiting for it up to leaderWait: a new cluster's first
+// commands wait for its metadata group (publishTopology).
+func (s *Server) awaitTopology() bool {
+	for deadline := time.Now().Add(leaderWait); !s.topoAgreed.Load(); {
+		if s.topoDiffers.Load() || !time.Now().Before(deadline) {
+			return false
+		}
+		select {
+		case <-s.closed:
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 // leadsSlot reports whether this node leads the shard of slot.

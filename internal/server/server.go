@@ -50,12 +50,14 @@ type Server struct {
 	host      *shard.Host     // the shards' shared transport, in a cluster of several nodes
 	raftLog   *raftlog.Engine // the groups' logs, in cluster mode
 	// meta is the node's replica of the metadata group in cluster mode
-	// (openMeta), nil outside it.
-	meta   *shard.Shard
-	runID  string
-	start  time.Time
-	closed chan struct{}
-	once   sync.Once
+	// (openMeta), nil outside it. topoAgreed is set once the group has
+	// committed topo, topoDiffers once it committed another (publishTopology).
+	meta                    *shard.Shard
+	topoAgreed, topoDiffers atomic.Bool
+	runID                   string
+	start                   time.Time
+	closed                  chan struct{}
+	once                    sync.Once
 	// closeOnce runs Close's work once; closeErr is its outcome.
 	closeOnce sync.Once
 	closeErr  error
@@ -167,6 +169,7 @@ func New(cfg Config) (*Server, error) {
 		shutdown: make(chan struct{}),
 	}
 	s.refusedLog.Period = refusedLogEvery
+	s.topoAgreed.Store(groups.agreed)
 	s.tls.Store(tlsState)
 	if topo != nil {
 		s.shardAt = make([]*shard.Shard, len(topo.Shards))

@@ -37,6 +37,7 @@ type nodeGroups struct {
 	topo    *cluster.Topology
 	host    *shard.Host
 	raftLog *raftlog.Engine // the groups' logs, in cluster mode
+	agreed  bool            // the metadata group has committed topo (see Server.topoAgreed)
 }
 
 // openShards opens the node's stores and starts their groups, which apply
@@ -98,7 +99,8 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(c
 			slog.Warn("metadata group: the topology file is used", "err", err)
 		}
 	}
-	if committed := committedTopology(meta, topo.NodeID); committed != nil && !bytes.Equal(committed.Shared(), topo.Shared()) {
+	committed := committedTopology(meta, topo.NodeID)
+	if committed != nil && !bytes.Equal(committed.Shared(), topo.Shared()) {
 		slog.Warn("the topology in the data directory differs from the cluster's: the cluster's is taken", "file_epoch", topo.Epoch, "epoch", committed.Epoch)
 		if err := cluster.SaveTopology(cfg.Dir, committed); err != nil {
 			closeShards([]*shard.Shard{meta}, host, sc.RaftLog)
@@ -140,7 +142,7 @@ func openShards(cfg Config, sc shard.Config, apply shard.Applier, relayed func(c
 		}
 		shards = append(shards, sh)
 	}
-	return &nodeGroups{shards: shards, meta: meta, topo: topo, host: host, raftLog: sc.RaftLog}, nil
+	return &nodeGroups{shards: shards, meta: meta, topo: topo, host: host, raftLog: sc.RaftLog, agreed: committed != nil}, nil
 }
 
 // metaGroup is the Raft group of the cluster's metadata: no shard has it.
@@ -360,11 +362,26 @@ func (s *Server) databases() int { return s.group().Store().Databases() }
 // then on the cluster's topology is one committed value, the same on
 // every node, which the changes to come (nodes joining, slots moving) will
 // replace in one write each, with a higher epoch.
+//
+// A node of a new cluster computes its topology from its flags, which
+// could differ from another's (--cluster-shards left to default on
+// machines of different cores): until the group has committed one and it
+// is this node's, the node serves no key (route), or two nodes could take
+// writes for one slot in two shards. A node whose topology is not the
+// cluster's says so and answers CLUSTERDOWN; restarted, it takes the
+// cluster's (openShards).
 func (s *Server) publishTopology() {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if s.committedTopology() != nil {
+		if committed := s.committedTopology(); committed != nil {
+			if bytes.Equal(committed.Shared(), s.topo.Shared()) {
+				s.topoAgreed.Store(true)
+			} else {
+				s.topoDiffers.Store(true)
+				slog.Error("this node's topology differs from the cluster's: it serves no key until restarted, and then takes the cluster's (are cluster-shards and cluster-replicas the same on every node?)",
+					"shards", len(s.topo.Shards), "cluster_shards", len(committed.Shards))
+			}
 			return
 		}
 		if s.meta.IsLeader() {

@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -301,4 +303,94 @@ func TestShardedProxyFailover(t *testing.T) {
 			t.Errorf("a read through the proxy failed in flight %d times; want it run again", r.inFlight)
 		}
 	}
+}
+
+// TestShardedTopologyMismatch: a node started with other cluster flags than
+// the cluster's (--cluster-shards 3 where the others run 6) computes
+// another topology. It must serve no key under it, or two nodes would take
+// writes for one slot in two shards; restarted, it takes the cluster's
+// topology from the metadata group and serves.
+func TestShardedTopologyMismatch(t *testing.T) {
+	var raftAddrs, members []string
+	for i := 1; i <= 3; i++ {
+		raftAddrs = append(raftAddrs, "127.0.0.1:"+strconv.Itoa(testutil.FreePort(t)))
+		members = append(members, strconv.Itoa(i)+"="+raftAddrs[i-1])
+	}
+	start := func(i int, shards string) *testutil.Proc {
+		return testutil.StartBasalt(t, "", "--node-id", strconv.Itoa(i), "--raft-addr", raftAddrs[i-1],
+			"--initial-cluster", strings.Join(members, ","), "--cluster-enabled", "yes", "--cluster-shards", shards)
+	}
+	// Nodes 1 and 2 commit their topology (6 shards) before node 3 starts.
+	n1, n2 := start(1, "6"), start(2, "6")
+	waitState := func(p *testutil.Proc, state string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			conn := testutil.Dial(t, p.Addr)
+			info := conn.Do("CLUSTER", "INFO").Str
+			conn.Close()
+			if strings.Contains(info, "cluster_state:"+state) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: cluster_state is not %s:\n%s", p.Addr, state, info)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitState(n1, "ok")
+	n3 := start(3, "3")
+	conn := testutil.Dial(t, n3.Addr)
+	defer conn.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		r := conn.Do("SET", "k", "from-node-3")
+		if r.IsError() && r.Str == "CLUSTERDOWN The cluster is down" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 3, with another topology: SET = %v; want CLUSTERDOWN", r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if log, _ := os.ReadFile(n3.Log); !strings.Contains(string(log), "topology differs from the cluster's") {
+		t.Errorf("node 3 does not log why it serves nothing")
+	}
+	waitState(n3, "fail")
+	conn.Close()
+
+	n3.Kill()
+	n3.Restart(t)
+	waitState(n3, "ok")
+	// Its view is the cluster's, and one slot has one shard: a key written
+	// through any node reads back the same through every node.
+	var views []string
+	for _, p := range []*testutil.Proc{n1, n2, n3} {
+		c := testutil.Dial(t, p.Addr)
+		views = append(views, c.Do("CLUSTER", "SHARDS").String())
+		c.Close()
+	}
+	for i, v := range views[1:] {
+		// The leaders may still move (node 3 takes its shards back):
+		// compare the slot ranges only.
+		if slotsOf(v) != slotsOf(views[0]) {
+			t.Errorf("node %d's shards differ from node 1's:\n%s\n%s", i+2, v, views[0])
+		}
+	}
+	rdb := newClusterClient([]string{n1.Addr, n2.Addr, n3.Addr})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	acked := ackedWrites{}
+	acked.write(t, ctx, rdb, 1, 50)
+	acked.check(t, ctx, rdb, "after node 3 took the cluster's topology")
+}
+
+// slotsOf is the sorted slot ranges a CLUSTER SHARDS reply shows.
+func slotsOf(shards string) string {
+	var ranges []string
+	for _, f := range strings.Split(shards, "\"slots\", [")[1:] {
+		ranges = append(ranges, f[:strings.Index(f, "]")])
+	}
+	slices.Sort(ranges)
+	return strings.Join(ranges, " ")
 }
