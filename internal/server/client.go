@@ -411,6 +411,9 @@ func (c *Client) dispatch(argv [][]byte) {
 	k := &c.dispatching // reused: one allocation less a command
 	*k = call{argv: argv, cmd: command.Lookup(argv[0]), now: c.now()}
 	c.lastAt.Store(k.now)
+	if c.sub != nil && c.sub.hasLost.Load() {
+		c.forgetLostChannels()
+	}
 	if c.track != nil {
 		c.trackCommand(k.cmd)
 	}

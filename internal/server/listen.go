@@ -167,6 +167,7 @@ func (s *Server) Serve() error {
 	go s.expireLoop()
 	if s.host != nil {
 		go s.balanceLeaders()
+		go s.watchLeaderships()
 	}
 	if s.meta != nil {
 		s.wg.Add(1) // Close waits for it: it reads the metadata group's store

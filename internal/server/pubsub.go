@@ -279,6 +279,12 @@ type subscriber struct {
 	// goroutine changes them, holding the hub's lock; other goroutines
 	// read them under that lock.
 	names [numKinds]map[string]struct{}
+	// lost are shard channels the node stopped serving (dropShardChannels):
+	// out of the hub already, and taken out of names by the client's
+	// goroutine (forgetLostChannels), which hasLost wakes. Guarded by the
+	// hub's lock.
+	lost    map[string]struct{}
+	hasLost atomic.Bool
 
 	mu        sync.Mutex
 	buf       []byte    // bytes waiting for the socket, in order
@@ -617,10 +623,12 @@ func (c *Client) unsubscribe(kind int, names [][]byte, notify bool) {
 		if s != nil {
 			if _, ok := s.names[kind][string(name)]; ok {
 				delete(s.names[kind], string(name))
-				set := h.subs[kind][string(name)]
-				delete(set.subs, s)
-				if len(set.subs) == 0 {
-					delete(h.subs[kind], string(name))
+				// (A lost shard channel has no set: dropShardChannels.)
+				if set := h.subs[kind][string(name)]; set != nil {
+					delete(set.subs, s)
+					if len(set.subs) == 0 {
+						delete(h.subs[kind], string(name))
+					}
 				}
 			}
 			count = s.count(kind)
@@ -629,6 +637,45 @@ func (c *Client) unsubscribe(kind int, names [][]byte, notify bool) {
 			confirm(w, kindNames[kind].unsub, name, count)
 		}
 	}
+}
+
+// dropShardChannels unsubscribes every client from the shard channels
+// whose slot the node no longer serves (keep reports the ones it does),
+// telling each with an sunsubscribe message, as Redis does when a node
+// loses a slot: the subscriber then subscribes again where the slot's new
+// leader is, since SPUBLISH reaches only the subscribers of that node.
+func (h *Hub) dropShardChannels(keep func(channel []byte) bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for name, set := range h.subs[kindShard] {
+		if keep(set.name) {
+			continue
+		}
+		for s := range set.subs {
+			if s.lost == nil {
+				s.lost = map[string]struct{}{}
+			}
+			s.lost[name] = struct{}{}
+			s.hasLost.Store(true)
+			w := resp.NewWriter(s.proto())
+			confirm(w, kindNames[kindShard].unsub, set.name, len(s.names[kindShard])-len(s.lost))
+			s.enqueue(w.Bytes(), h.limit)
+		}
+		delete(h.subs[kindShard], name)
+	}
+}
+
+// forgetLostChannels takes the shard channels dropShardChannels took from
+// the hub out of the client's subscriptions.
+func (c *Client) forgetLostChannels() {
+	h, s := c.srv.hub, c.sub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for name := range s.lost {
+		delete(s.names[kindShard], name)
+	}
+	s.lost = nil
+	s.hasLost.Store(false)
 }
 
 // dropSubscriptions forgets every subscription without replies (RESET).

@@ -331,6 +331,32 @@ func (s *Server) balanceLeaders() {
 	}
 }
 
+// watchLeaderships unsubscribes the clients of shard channels whose slot
+// this node stopped leading (Hub.dropShardChannels): at once after a
+// shard's leadership left, and once a second for a subscription that came
+// just as it left.
+func (s *Server) watchLeaderships() {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	led := make([]bool, len(s.shards))
+	for tick := 0; ; tick++ {
+		select {
+		case <-s.closed:
+			return
+		case <-t.C:
+		}
+		lost := false
+		for i, sh := range s.shards {
+			leads := sh.IsLeader()
+			lost = lost || led[i] && !leads
+			led[i] = leads
+		}
+		if (lost || tick%10 == 0) && s.hub.numShardChannels() > 0 {
+			s.hub.dropShardChannels(func(channel []byte) bool { return s.leadsSlot(int(cluster.KeySlot(channel))) })
+		}
+	}
+}
+
 // defaultReplicas is how many nodes hold each shard unless
 // cluster-replicas says otherwise (fewer if the cluster has fewer nodes).
 const defaultReplicas = 3

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,4 +97,62 @@ func TestClusterPubSubCounts(t *testing.T) {
 			t.Errorf("a subscriber on the leader got %v", r)
 		}
 	}
+}
+
+// TestShardChannelsFollowLeadership: a shard channel's subscribers are on
+// the leader of its slot's shard, where SPUBLISH delivers. When that
+// leadership moves away (here: back to the preferred node once it
+// returns), the node unsubscribes them with an sunsubscribe message, as
+// Redis does when a node loses a slot, and the client subscribes again at
+// the new leader.
+func TestShardChannelsFollowLeadership(t *testing.T) {
+	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "3")
+	c.WaitBalanced(t, 30*time.Second, 1)
+	preferred := c.SlotLeader(t, "schan")
+	c.Nodes[preferred].Kill()
+
+	// The shard elects another leader: subscribe there.
+	var sub *testutil.Conn
+	var at int
+	for deadline := time.Now().Add(20 * time.Second); sub == nil; {
+		for i, p := range c.Nodes {
+			if i == preferred {
+				continue
+			}
+			conn := testutil.Dial(t, p.Addr)
+			if r := conn.Do("SSUBSCRIBE", "schan"); r.String() == `["ssubscribe", "schan", :1]` {
+				sub, at = conn, i
+				break
+			}
+			conn.Close()
+		}
+		if sub == nil && time.Now().After(deadline) {
+			t.Fatal("no node took the subscription after the shard's leader died")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	defer sub.Close()
+	pub := testutil.Dial(t, c.Nodes[at].Addr)
+	expect(t, pub.Do("SPUBLISH", "schan", "one"), ":1")
+	expect(t, sub.Read(), `["smessage", "schan", "one"]`)
+	pub.Close()
+
+	// The preferred node returns and takes the shard back: the subscriber
+	// is told, and is no longer subscribed.
+	c.Nodes[preferred].Restart(t)
+	c.WaitBalanced(t, 30*time.Second, 1)
+	expect(t, sub.Read(), `["sunsubscribe", "schan", :0]`)
+	if r := sub.Do("SSUBSCRIBE", "schan"); !strings.HasPrefix(r.Str, "MOVED ") {
+		t.Errorf("SSUBSCRIBE where the slot's shard is no longer led = %v, want MOVED", r)
+	}
+	if r := sub.Do("PING"); r.String() != "+PONG" {
+		t.Errorf("PING after the lost subscription = %v: the client is still in subscribed mode", r)
+	}
+	again := testutil.Dial(t, c.Nodes[preferred].Addr)
+	defer again.Close()
+	expect(t, again.Do("SSUBSCRIBE", "schan"), `["ssubscribe", "schan", :1]`)
+	pub = testutil.Dial(t, c.Nodes[preferred].Addr)
+	defer pub.Close()
+	expect(t, pub.Do("SPUBLISH", "schan", "two"), ":1")
+	expect(t, again.Read(), `["smessage", "schan", "two"]`)
 }
