@@ -326,12 +326,20 @@ func (s *Server) slotGroups() []slotGroup {
 	return out
 }
 
+// clusterSlots lists each slot range with its shard's leader, and as its
+// replicas only the shard's nodes that lead no shard. A node leading some
+// shards and following others is a master, as NODES shows it: clients
+// that give each node one role (redis-py takes the first it sees) would
+// otherwise take masters for replicas, and skip them when they send a
+// command to every master (DBSIZE, SCAN, SCRIPT LOAD).
 func (c *Client) clusterSlots(w *resp.Writer) {
 	groups := c.srv.slotGroups()
 	n := 0
+	masters := map[uint64]bool{}
 	for _, g := range groups {
 		if g.nodes != nil {
 			n += len(g.slots)
+			masters[g.nodes[0]] = true
 		}
 	}
 	w.ArrayLen(n)
@@ -339,11 +347,17 @@ func (c *Client) clusterSlots(w *resp.Writer) {
 		if g.nodes == nil {
 			continue // no leader: its slots are not served
 		}
+		nodes := g.nodes[:1]
+		for _, id := range g.nodes[1:] {
+			if !masters[id] {
+				nodes = append(nodes[:len(nodes):len(nodes)], id)
+			}
+		}
 		for _, r := range g.slots {
-			w.ArrayLen(2 + len(g.nodes))
+			w.ArrayLen(2 + len(nodes))
 			w.Int(int64(r.Start))
 			w.Int(int64(r.End))
-			for _, id := range g.nodes {
+			for _, id := range nodes {
 				c.writeNode(w, id)
 			}
 		}
