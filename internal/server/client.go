@@ -52,6 +52,7 @@ type Client struct {
 	up          *upstream        // the connection to the leader this client's commands go to
 	upMulti     bool             // the leader has this client in MULTI
 	upWatched   bool             // the leader has WATCHes of this client
+	upWatchSlot int              // in cluster mode, a slot of those WATCHes (execElsewhere)
 	upQueued    int              // commands forwarded inside that MULTI
 	upName      *string          // a CLIENT SETNAME queued in it
 	watchLost   bool             // WATCHes made on this node before it stopped leading

@@ -169,13 +169,8 @@ func (c *Client) forwardAs(argv [][]byte, r upReply) {
 			return
 		}
 	}
-	if c.up.proto != c.proto {
-		// HELLO ran here: the leader must answer in the same protocol.
-		c.up.send([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))})
-		if !c.drainUpstream(false) {
-			return // the leader is gone, and the client's connection is closing
-		}
-		c.up.proto = c.proto
+	if !c.syncProto() {
+		return // the leader is gone, and the client's connection is closing
 	}
 	held := false
 	if c.upMulti {
@@ -249,6 +244,20 @@ func (c *Client) waitBlockingUpstream() {
 	c.drainUpstream(true)
 	close(done)
 	stopWatching()
+}
+
+// syncProto makes the leader answer in the client's protocol after a
+// HELLO that ran here; it reports false if the leader is gone.
+func (c *Client) syncProto() bool {
+	if c.up.proto == c.proto {
+		return true
+	}
+	c.up.send([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(c.proto))})
+	if !c.drainUpstream(false) {
+		return false
+	}
+	c.up.proto = c.proto
+	return true
 }
 
 func (u *upstream) send(argv [][]byte) { u.sendAs(argv, upReply{}) }
@@ -421,7 +430,7 @@ func (c *Client) drainUpstream(keep bool) bool {
 		r := u.replies[0]
 		u.replies = u.replies[1:]
 		switch {
-		case !keep:
+		case !keep || r.drop:
 		case r.again != nil && c.srv.clustered() && isMoved(u.buf):
 			// The node lost the slot's shard, and did not run it.
 			c.reroute(r, movedSlot(u.buf))
@@ -464,6 +473,9 @@ func (c *Client) resend() bool {
 	switch {
 	case c.srv.clustered():
 		for _, r := range pending {
+			if r.drop {
+				continue
+			}
 			if r.read {
 				c.reroute(r, slotOf(r.again))
 			} else {
@@ -492,8 +504,10 @@ func (c *Client) resend() bool {
 }
 
 func (c *Client) upstreamFailed() bool {
-	for range c.up.replies {
-		c.out.Error("ERR " + errLeaderLost.Error())
+	for _, r := range c.up.replies {
+		if !r.drop {
+			c.out.Error("ERR " + errLeaderLost.Error())
+		}
 	}
 	c.closeUpstream()
 	if c.execing {

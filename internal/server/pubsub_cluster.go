@@ -251,6 +251,9 @@ type upReply struct {
 	read  bool
 	again [][]byte
 	lost  bool
+	// drop marks a reply that is not the client's: MULTI's and the
+	// commands' of a transaction proxied at EXEC (execElsewhere).
+	drop bool
 }
 
 // inMulti prepares a command forwarded inside MULTI: the argv to send (a

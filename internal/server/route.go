@@ -36,6 +36,14 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 			return false
 		}
 		c.sh = c.srv.keylessShard()
+		if c.multi && !c.multiErr && c.watchLost {
+			c.endMulti()
+			c.reply().NullArray() // its proxied WATCHes' node stopped leading: as if a key changed
+			return false
+		}
+		if c.proxy && c.multi && !c.multiErr && c.execElsewhere(kind) {
+			return false
+		}
 		if c.txSlot >= 0 {
 			if !c.srv.leadsSlot(c.txSlot) { // it moved since the commands were queued
 				c.endMulti()
@@ -81,7 +89,7 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 	if c.multi && !isTxControl(cmd.Name) {
 		switch {
 		case slot < 0:
-		case !c.srv.leadsSlot(slot):
+		case !c.srv.leadsSlot(slot) && !c.proxy: // a proxying client's EXEC goes there (execElsewhere)
 			c.rejected = kind
 			c.rejectInMulti()
 			c.redirect(slot)
@@ -93,7 +101,8 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 		}
 		return true
 	}
-	if cmd.Name == "watch" && len(c.watching) > 0 && c.srv.slotShard[slot] != c.watchShard {
+	if cmd.Name == "watch" && (len(c.watching) > 0 && c.srv.slotShard[slot] != c.watchShard ||
+		c.upWatched && c.srv.slotIndex[slot] != c.srv.slotIndex[c.upWatchSlot]) {
 		// The watches of one EXEC are checked by one shard's apply loop.
 		c.reply().Error(errCrossSlot)
 		return false
@@ -107,8 +116,16 @@ func (c *Client) route(cmd, kind *command.Command, argv [][]byte) bool {
 	// client reads from a replica here, if the node holds one.
 	sh := c.srv.slotShard[slot]
 	if sh == nil || !sh.IsLeader() && (shardChannels || !(c.readonly && readsOnly(cmd, kind))) {
-		if c.proxy && !shardChannels && cmd.Name != "watch" {
-			return c.proxySlot(slot, kind, argv)
+		if c.proxy && !shardChannels {
+			if cmd.Name == "watch" && len(c.watching) > 0 {
+				c.reply().Error(errCrossSlot) // watches here and there: no one shard checks them all
+				return false
+			}
+			runHere := c.proxySlot(slot, kind, argv)
+			if cmd.Name == "watch" && c.upWatched {
+				c.upWatchSlot = slot
+			}
+			return runHere
 		}
 		c.rejected = kind
 		c.redirect(slot)
@@ -149,6 +166,64 @@ func (c *Client) proxySlot(slot int, kind *command.Command, argv [][]byte) (runH
 		c.reply().Error(proxyError(err))
 	}
 	return false
+}
+
+// execElsewhere, for a proxying client, runs its transaction at the leader
+// of the transaction's slot, or of its proxied WATCHes' when it has no
+// keys, if that is another node: MULTI, the commands queued here and EXEC
+// go over the client's connection there, and only EXEC's reply comes back.
+// WATCHes made here and commands run there (or the other way round) get
+// CROSSSLOT, as route gives them on one node. It reports whether it
+// answered EXEC.
+func (c *Client) execElsewhere(kind *command.Command) bool {
+	slot := c.txSlot
+	if slot < 0 {
+		slot = c.upWatchSlot
+	}
+	if slot < 0 || !c.upWatched && c.srv.leadsSlot(slot) {
+		return false // all here
+	}
+	if len(c.watching) > 0 || c.upWatched && c.srv.slotIndex[slot] != c.srv.slotIndex[c.upWatchSlot] {
+		c.endMulti()
+		c.rejected = kind
+		c.reply().Error(errCrossSlot)
+		return true
+	}
+	queued, watched, lost := c.queued, c.upWatched, false
+	c.upWatched = false // EXEC unwatches there
+	c.endMulti()
+	err := c.awaitLeader(slot, false, func(addr string) error {
+		if addr == "" {
+			return errNoLeader
+		}
+		if watched && (c.up == nil || c.up.addr != addr) {
+			// The WATCHes are on a node that no longer leads.
+			lost = true
+			if c.up != nil {
+				c.up.sendAs([][]byte{[]byte("UNWATCH")}, upReply{drop: true})
+			}
+			return nil
+		}
+		if err := c.useUpstream(addr); err != nil {
+			return err
+		}
+		c.syncProto()
+		c.up.sendAs([][]byte{[]byte("MULTI")}, upReply{drop: true})
+		for _, argv := range queued {
+			c.up.sendAs(argv, upReply{drop: true})
+		}
+		c.up.sendAs([][]byte{[]byte("EXEC")}, upReply{})
+		c.replyMark = markNone // the node that runs it counts it
+		return nil
+	})
+	switch {
+	case err != nil:
+		c.rejected = kind
+		c.reply().Error(proxyError(err))
+	case lost:
+		c.reply().NullArray() // as if a watched key had changed
+	}
+	return true
 }
 
 const (
@@ -247,6 +322,9 @@ func (c *Client) useUpstream(addr string) error {
 	if c.up != nil {
 		c.drainUpstream(true)
 		c.closeUpstream()
+		if c.upWatched { // the EXEC they guard aborts, as if a key had changed
+			c.upWatched, c.watchLost = false, true
+		}
 	}
 	u, err := c.openUpstream(addr)
 	if err == nil {

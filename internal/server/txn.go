@@ -191,4 +191,10 @@ func (c *Client) unwatchAll() {
 		c.watchShard.Watches.Unwatch(w.DB, w.Key)
 	}
 	c.watching = nil
+	if c.srv.clustered() { // and the WATCHes proxied to another node (execElsewhere)
+		if c.upWatched && c.up != nil {
+			c.up.sendAs([][]byte{[]byte("UNWATCH")}, upReply{drop: true})
+		}
+		c.upWatched, c.watchLost = false, false
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -393,4 +394,125 @@ func slotsOf(shards string) string {
 	}
 	slices.Sort(ranges)
 	return strings.Join(ranges, " ")
+}
+
+// TestShardedProxyTransactions: through the proxy, a plain client's
+// transaction on keys another node leads runs there (MULTI, the commands
+// and EXEC sent at EXEC), with its WATCHes, as on one node; WATCHes here
+// and commands there get CROSSSLOT. go-redis's plain Client (not the
+// cluster one) runs its optimistic-locking loop against any node.
+func TestShardedProxyTransactions(t *testing.T) {
+	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "3", "--cluster-proxy", "yes")
+	c.WaitBalanced(t, 30*time.Second, 1)
+	// A hash tag node 2 leads, and one node 1 leads.
+	tagOf := func(node int) string {
+		for i := 0; ; i++ {
+			if tag := "{t" + strconv.Itoa(i) + "}"; c.SlotLeader(t, tag) == node {
+				return tag
+			}
+		}
+	}
+	remote, local := tagOf(1), tagOf(0)
+	conn := testutil.Dial(t, c.Nodes[0].Addr)
+	defer conn.Close()
+	other := testutil.Dial(t, c.Nodes[2].Addr) // proxies too
+	defer other.Close()
+	do := func(want string, args ...string) {
+		t.Helper()
+		if r := conn.Do(args...); r.String() != want {
+			t.Errorf("%v = %v, want %s", args, r, want)
+		}
+	}
+	a, b, x := remote+"a", remote+"b", local+"x"
+
+	do("+OK", "MULTI")
+	do("+QUEUED", "SET", a, "1")
+	do("+QUEUED", "INCR", b)
+	do("[+OK, :1]", "EXEC")
+
+	// WATCH there: a change by another client aborts the EXEC.
+	do("+OK", "WATCH", a)
+	do(`"1"`, "GET", a)
+	do("+OK", "MULTI")
+	do("+QUEUED", "SET", a, "2")
+	do("[+OK]", "EXEC")
+	do("+OK", "WATCH", a)
+	other.Do("SET", a, "changed")
+	do("+OK", "MULTI")
+	do("+QUEUED", "SET", a, "3")
+	do("(nil-array)", "EXEC")
+	do(`"changed"`, "GET", a)
+
+	// UNWATCH and DISCARD forget the WATCHes there.
+	do("+OK", "WATCH", a)
+	do("+OK", "UNWATCH")
+	other.Do("SET", a, "again")
+	do("+OK", "MULTI")
+	do("+QUEUED", "SET", a, "4")
+	do("[+OK]", "EXEC")
+	do("+OK", "WATCH", a)
+	do("+OK", "MULTI")
+	do("+OK", "DISCARD")
+	other.Do("SET", a, "again")
+	do("+OK", "MULTI")
+	do("+QUEUED", "SET", a, "5")
+	do("[+OK]", "EXEC")
+
+	// One node's transaction: keys here and there, or WATCHes here and
+	// commands there, are CROSSSLOT.
+	do("+OK", "MULTI")
+	do("+QUEUED", "SET", a, "6")
+	do("+QUEUED", "SET", x, "6")
+	do("-CROSSSLOT Keys in request don't hash to the same slot", "EXEC")
+	do("+OK", "WATCH", a)
+	do("+OK", "MULTI")
+	do("+QUEUED", "SET", x, "7")
+	do("-CROSSSLOT Keys in request don't hash to the same slot", "EXEC")
+	do("+OK", "WATCH", x)
+	do("-CROSSSLOT Keys in request don't hash to the same slot", "WATCH", a)
+	do("+OK", "UNWATCH")
+	// A command refused when queued aborts the transaction, as on one node.
+	do("+OK", "MULTI")
+	do("-ERR wrong number of arguments for 'set' command", "SET", a)
+	do("-EXECABORT Transaction discarded because of previous errors.", "EXEC")
+	do(`"5"`, "GET", a)
+
+	// go-redis's plain client: WATCH, GET, MULTI/EXEC, retried on a
+	// conflict, from two nodes at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	counter := remote + "counter"
+	var wg sync.WaitGroup
+	for _, n := range []int{0, 2} {
+		rdb := redis.NewClient(&redis.Options{Addr: c.Nodes[n].Addr})
+		defer rdb.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				for {
+					err := rdb.Watch(ctx, func(tx *redis.Tx) error {
+						v, err := tx.Get(ctx, counter).Int()
+						if err != nil && err != redis.Nil {
+							return err
+						}
+						_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+							p.Set(ctx, counter, v+1, 0)
+							return nil
+						})
+						return err
+					}, counter)
+					if err == nil {
+						break
+					}
+					if err != redis.TxFailedErr {
+						t.Errorf("node %d: %v", n+1, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	do(`"100"`, "GET", counter)
 }
