@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -252,7 +253,10 @@ func testRueidisCluster(t *testing.T, c *testutil.Cluster) {
 	messages := make(chan string, 1)
 	subCtx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
 		if s.Kind == "subscribe" {
-			subscribed <- struct{}{}
+			select { // a resubscription must not block rueidis
+			case subscribed <- struct{}{}:
+			default:
+			}
 		}
 	})
 	receiving := make(chan error, 1)
@@ -337,8 +341,34 @@ func testRedisCLICluster(t *testing.T, c *testutil.Cluster) {
 		t.Fatalf("redis-cli -c MULTI/EXEC = %q", tx)
 	}
 
+	// redis-cli as a subscriber on the last node, and as the publisher.
 	received := subscribeEveryNode(t, c, "cli:news")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	subscriber := exec.CommandContext(ctx, cli, "-p", strconv.Itoa(c.Nodes[2].Port), "SUBSCRIBE", "cli:news")
+	stdout, err := subscriber.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := subscriber.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = subscriber.Process.Kill(); _ = subscriber.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	readLines := func(n int) string {
+		var got []string
+		for len(got) < n && lines.Scan() {
+			got = append(got, lines.Text())
+		}
+		return strings.Join(got, " ")
+	}
+	if got := readLines(3); got != "subscribe cli:news 1" {
+		t.Fatalf("redis-cli SUBSCRIBE printed %q", got)
+	}
 	runTool(t, "", cli, "-c", "-p", seed, "PUBLISH", "cli:news", "hello")
+	if got := readLines(3); got != "message cli:news hello" {
+		t.Fatalf("redis-cli SUBSCRIBE printed %q, want the message", got)
+	}
 	received("hello")
 
 	redisCLI("OK", "XGROUP", "CREATE", "cli:q", "g", "0", "MKSTREAM")
@@ -361,7 +391,7 @@ func testRedisBenchmarkCluster(t *testing.T, c *testutil.Cluster) {
 	if err != nil {
 		t.Skip("redis-benchmark is not installed")
 	}
-	out := runTool(t, "", bench, "--cluster", "-p", strconv.Itoa(c.Nodes[0].Port), "-t", "set,get", "-r", "1000", "-n", "3000", "-c", "10", "-q")
+	out := runTool(t, "", bench, "--cluster", "-p", strconv.Itoa(c.Nodes[0].Port), "-t", "set,get", "-r", "1000", "-n", "2000", "-c", "10", "-q")
 	if !strings.Contains(out, "Cluster has 3 master nodes") {
 		t.Fatalf("redis-benchmark --cluster did not find 3 masters:\n%s", out)
 	}
