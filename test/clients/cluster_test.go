@@ -207,12 +207,15 @@ func testGoRedisCluster(t *testing.T, c *testutil.Cluster) {
 func testRueidisCluster(t *testing.T, c *testutil.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// A client given several addresses detects the cluster (CLUSTER SLOTS).
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs(c)})
+	// A client given one seed detects the cluster (CLUSTER SLOTS).
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.Nodes[1].Addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
+	if client.Mode() != rueidis.ClientModeCluster {
+		t.Fatalf("rueidis took the node for a %s", client.Mode())
+	}
 	do := func(cmd rueidis.Completed) rueidis.RedisResult { return client.Do(ctx, cmd) }
 	b := client.B()
 	for i := range 100 {
