@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"net"
 	"slices"
 	"strconv"
@@ -49,7 +50,7 @@ func cmdCluster(c *Client, argv [][]byte) {
 	case "shards":
 		c.clusterShards(w)
 	case "links":
-		w.ArrayLen(0) // a lone node has no peers
+		c.clusterLinks(w)
 	case "keyslot":
 		w.Int(int64(cluster.KeySlot(argv[2])))
 	case "countkeysinslot":
@@ -324,6 +325,41 @@ func (s *Server) slotGroups() []slotGroup {
 		}
 	}
 	return out
+}
+
+// clusterLinks lists the node's connections with its peers, as Redis
+// lists its cluster bus links: one a peer dials (from) and one this node
+// dials (to), which here carry the Raft messages of every group they share.
+// A lone node has none.
+func (c *Client) clusterLinks(w *resp.Writer) {
+	if c.srv.host == nil {
+		w.ArrayLen(0)
+		return
+	}
+	links := c.srv.host.Transport().Links()
+	slices.SortStableFunc(links, func(a, b transport.Link) int { return cmp.Compare(a.Peer, b.Peer) })
+	w.ArrayLen(len(links))
+	for _, l := range links {
+		// A link to a peer writes through a buffer of its own; one from a
+		// peer only reads.
+		direction, events, allocated := "from", "r", int64(0)
+		if l.To {
+			direction, events, allocated = "to", "rw", transport.LinkBuffer+l.Queued
+		}
+		w.MapLen(6)
+		w.BulkString("direction")
+		w.BulkString(direction)
+		w.BulkString("node")
+		w.BulkString(c.srv.topo.Node(l.Peer).Name)
+		w.BulkString("create-time")
+		w.Int(l.Since.UnixMilli())
+		w.BulkString("events")
+		w.BulkString(events)
+		w.BulkString("send-buffer-allocated")
+		w.Int(allocated)
+		w.BulkString("send-buffer-used")
+		w.Int(l.Queued)
+	}
 }
 
 // clusterSlots lists each slot range with its shard's leader, and as its

@@ -170,6 +170,37 @@ type Transport struct {
 type inbound struct {
 	from  uint64
 	since time.Time
+	kind  string // what the handshake said it carries (magic: messages)
+}
+
+// Link is a connection carrying messages with a peer, as CLUSTER LINKS
+// shows it: to (this node dials it, and sends on it) or from the peer.
+type Link struct {
+	To     bool
+	Peer   uint64
+	Since  time.Time
+	Queued int64 // bytes of messages waiting to go out on it
+}
+
+// LinkBuffer is the write buffer of a link this node dials.
+const LinkBuffer = 64 << 10
+
+// Links lists the message connections open with peers.
+func (t *Transport) Links() []Link {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Link
+	for _, p := range t.peers {
+		if since := p.since.Load(); since != 0 {
+			out = append(out, Link{To: true, Peer: p.id, Since: time.Unix(0, since), Queued: p.queued.Load()})
+		}
+	}
+	for _, in := range t.inbound {
+		if in.from != 0 && in.kind == magic {
+			out = append(out, Link{Peer: in.from, Since: in.since})
+		}
+	}
+	return out
 }
 
 // fault says which directions of a peer's traffic are dropped.
@@ -396,6 +427,7 @@ func (t *Transport) Send(msgs []raftpb.Message) {
 		}
 		select {
 		case p.queue <- frame:
+			p.queued.Add(int64(len(frame)))
 		default:
 			t.dropped.Add(1)
 			t.unreachable(m.To)
@@ -416,6 +448,8 @@ type peer struct {
 	// (under Transport.mu): one at a time per group, as raft sends them,
 	// but the groups a node shares with the peer each have their own.
 	snapping map[uint32]bool
+	since    atomic.Int64 // when run's connection opened (unix ns), 0 while it has none
+	queued   atomic.Int64 // bytes in queue
 }
 
 func (p *peer) stop() { p.cancel() }
@@ -431,6 +465,7 @@ func (p *peer) run() {
 		unwatch()
 		conn.Close()
 		conn = nil
+		p.since.Store(0)
 	}
 	defer func() {
 		if conn != nil {
@@ -444,6 +479,7 @@ func (p *peer) run() {
 		case <-p.ctx.Done():
 			return
 		case frame = <-p.queue:
+			p.queued.Add(-int64(len(frame)))
 		}
 		if conn == nil {
 			c, stop, err := p.dial(magic)
@@ -465,7 +501,8 @@ func (p *peer) run() {
 				backoff = min(2*backoff, maxBackoff)
 				continue
 			}
-			conn, unwatch, w = c, stop, bufio.NewWriterSize(c, 64<<10)
+			conn, unwatch, w = c, stop, bufio.NewWriterSize(c, LinkBuffer)
+			p.since.Store(time.Now().UnixNano())
 		}
 		// Write this frame and whatever else is queued, then flush once.
 		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
@@ -474,6 +511,7 @@ func (p *peer) run() {
 		for more := true; err == nil && more; {
 			select {
 			case frame = <-p.queue:
+				p.queued.Add(-int64(len(frame)))
 				_, err = w.Write(frame)
 				n++
 			default:
@@ -529,7 +567,8 @@ func (p *peer) drain() int {
 	n := 0
 	for {
 		select {
-		case <-p.queue:
+		case frame := <-p.queue:
+			p.queued.Add(-int64(len(frame)))
 			n++
 		default:
 			return n
@@ -622,7 +661,7 @@ func (t *Transport) serve(raw net.Conn) {
 	from := h.from
 	t.mu.Lock()
 	if in := t.inbound[raw]; in != nil {
-		in.from, in.since = from, time.Now()
+		in.from, in.since, in.kind = from, time.Now(), h.kind
 	}
 	t.evictLocked(from, perPeerConns)
 	t.mu.Unlock()

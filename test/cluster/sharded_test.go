@@ -25,6 +25,7 @@ import (
 func TestShardedCluster(t *testing.T) {
 	c := testutil.StartCluster(t, 3, "--cluster-enabled", "yes", "--cluster-shards", "6", "--cluster-secret", "a-secret-for-the-sharded-test")
 	c.WaitBalanced(t, 30*time.Second, 2)
+	checkLinks(t, c)
 
 	addrs := []string{c.Nodes[0].Addr, c.Nodes[1].Addr, c.Nodes[2].Addr}
 	rdb := newClusterClient(addrs)
@@ -515,4 +516,38 @@ func TestShardedProxyTransactions(t *testing.T) {
 	}
 	wg.Wait()
 	do(`"100"`, "GET", counter)
+}
+
+// checkLinks: CLUSTER LINKS on each node shows, for each other node (by
+// its CLUSTER NODES name), the link it dials and at least one the other
+// dials, in Redis's fields.
+func checkLinks(t *testing.T, c *testutil.Cluster) {
+	t.Helper()
+	names := map[int]string{}
+	for i, p := range c.Nodes {
+		conn := testutil.Dial(t, p.Addr)
+		names[i] = conn.Do("CLUSTER", "MYID").Str
+		conn.Close()
+	}
+	for i, p := range c.Nodes {
+		conn := testutil.Dial(t, p.Addr)
+		reply := conn.Do("CLUSTER", "LINKS")
+		conn.Close()
+		seen := map[string]int{}
+		for _, l := range reply.Elems {
+			f := map[string]testutil.Reply{}
+			for k := 0; k+1 < len(l.Elems); k += 2 {
+				f[l.Elems[k].Str] = l.Elems[k+1]
+			}
+			if len(f) != 6 || f["create-time"].Int <= 0 || f["send-buffer-used"].Int < 0 {
+				t.Errorf("node %d: CLUSTER LINKS entry %v", i+1, l)
+			}
+			seen[f["direction"].Str+" "+f["node"].Str]++
+		}
+		for j, name := range names {
+			if j != i && (seen["to "+name] != 1 || seen["from "+name] < 1) {
+				t.Errorf("node %d: CLUSTER LINKS = %v; want one link to node %d (%s) and one from it", i+1, reply, j+1, name)
+			}
+		}
+	}
 }
