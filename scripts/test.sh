@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs basalt's whole test suite. Installs what the tests need that Go
 # modules don't bring: Debian's redis-server (the differential oracle),
-# redis-tools (redis-cli, redis-benchmark) and nodejs and npm (the ioredis
-# client test, whose go test runs npm ci).
+# redis-tools (redis-cli, redis-benchmark), nodejs and npm (the ioredis
+# client test, whose go test runs npm ci) and iproute2 (ip: the network
+# namespaces of test/cluster's TestLinearizabilityPartitioned).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,7 @@ command -v redis-cli >/dev/null || need+=(redis-tools)
 /usr/bin/python3 -c "import redis.cluster" 2>/dev/null || need+=(python3-redis)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
+command -v ip >/dev/null || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "installing ${need[*]}"
 	sudo=""

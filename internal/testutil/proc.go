@@ -77,7 +77,7 @@ func FreePort(t testing.TB) int {
 // restarted on the same port and directory; every process it starts is
 // stopped, by PID, in t.Cleanup.
 type Proc struct {
-	Addr string      // "127.0.0.1:port"
+	Addr string      // "host:port": 127.0.0.1 but in a Netns
 	Port int         //
 	Dir  string      // data directory (--dir)
 	Log  string      // file receiving the process's stdout and stderr
@@ -88,6 +88,7 @@ type Proc struct {
 	name string                  // for messages: "redis-server", "basalt"
 	path string                  // binary
 	args func(port int) []string // command-line arguments for a port
+	at   place                   // where it runs
 
 	mu        sync.Mutex
 	cur       *run
@@ -181,7 +182,20 @@ var errAddrInUse = errors.New("address already in use")
 // oracle's log would only be noise).
 func newProc(t testing.TB, name, path, dir, logName string, tailOnFail bool, tlsCfg *tls.Config, args func(port int) []string) *Proc {
 	t.Helper()
-	p := &Proc{Dir: dir, Log: filepath.Join(dir, logName), name: name, path: path, args: args, TLS: tlsCfg}
+	return newProcAt(t, place{host: "127.0.0.1"}, name, path, dir, logName, tailOnFail, tlsCfg, args)
+}
+
+// place is where a process runs: the host of its address, and the command
+// that runs it in another network namespace (none: this one).
+type place struct {
+	host string
+	wrap []string
+}
+
+// newProcAt is newProc at a place.
+func newProcAt(t testing.TB, at place, name, path, dir, logName string, tailOnFail bool, tlsCfg *tls.Config, args func(port int) []string) *Proc {
+	t.Helper()
+	p := &Proc{Dir: dir, Log: filepath.Join(dir, logName), name: name, path: path, args: args, TLS: tlsCfg, at: at}
 	p.setPort(FreePort(t))
 	// Registered before any process cleanup, so it runs after the process is
 	// stopped and shows its last words.
@@ -202,7 +216,7 @@ func newProc(t testing.TB, name, path, dir, logName string, tailOnFail bool, tls
 
 func (p *Proc) setPort(port int) {
 	p.Port = port
-	p.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	p.Addr = net.JoinHostPort(p.at.host, strconv.Itoa(port))
 }
 
 // launch starts the process and waits for readiness. If the port was taken
@@ -237,6 +251,9 @@ func (p *Proc) start(t testing.TB) error {
 	fmt.Fprintf(f, "=== testutil: starting %s %s\n", p.path, strings.Join(quoteArgs(argv), " "))
 
 	cmd := exec.Command(p.path, argv...)
+	if p.at.wrap != nil { // "ip netns exec NS" execs the server: the PID is its own
+		cmd = exec.Command(p.at.wrap[0], append(append(p.at.wrap[1:len(p.at.wrap):len(p.at.wrap)], p.path), argv...)...)
+	}
 	cmd.Dir = p.Dir
 	if p.Env != nil {
 		cmd.Env = append(os.Environ(), p.Env...)
@@ -351,12 +368,18 @@ func StartRedis(t testing.TB, extraArgs ...string) *Proc {
 // dir/basalt.log, whose tail is logged if the test fails.
 func StartBasalt(t testing.TB, dir string, args ...string) *Proc {
 	t.Helper()
+	return startBasaltAt(t, place{host: "127.0.0.1"}, dir, args...)
+}
+
+// startBasaltAt is StartBasalt at a place, bound to its host.
+func startBasaltAt(t testing.TB, at place, dir string, args ...string) *Proc {
+	t.Helper()
 	bin := BasaltBinary(t)
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	return newProc(t, "basalt", bin, dir, "basalt.log", true, nil, func(port int) []string {
-		return append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--enable-debug-command", "yes"}, args...)
+	return newProcAt(t, at, "basalt", bin, dir, "basalt.log", true, nil, func(port int) []string {
+		return append([]string{"--bind", at.host, "--port", strconv.Itoa(port), "--dir", dir, "--enable-debug-command", "yes"}, args...)
 	})
 }
 

@@ -329,16 +329,38 @@ func TestLinearizabilitySharded(t *testing.T) {
 	checkUnderFaults(t, 15*time.Second, "--cluster-enabled", "yes", "--cluster-shards", "4")
 }
 
+// TestLinearizabilityPartitioned is TestLinearizabilitySharded with the
+// nodes in network namespaces of their own, partitioned by the network: a
+// node's link goes down (its peers and the clients lose it alike), or the
+// traffic between two nodes is dropped while both still reach the third.
+func TestLinearizabilityPartitioned(t *testing.T) {
+	net := testutil.NewNetns(t, 3)
+	checkUnderFaultsOn(t, 15*time.Second, net, "--cluster-enabled", "yes", "--cluster-shards", "4")
+}
+
 // checkUnderFaults runs the workload against a 3-node cluster started with
 // args under the nemesis, for dur by default, and checks its history.
 func checkUnderFaults(t *testing.T, dur time.Duration, args ...string) {
+	checkUnderFaultsOn(t, dur, nil, args...)
+}
+
+// checkUnderFaultsOn is checkUnderFaults on loopback (net nil) or in net's
+// namespaces, whose partitions are then the network's.
+func checkUnderFaultsOn(t *testing.T, dur time.Duration, net *testutil.Netns, args ...string) {
 	seed := chaosSeed(t)
 	dur = chaosDuration(t, dur)
 	t.Logf("seed %d (BASALT_CHAOS_SEED=%d replays its choices), workload %v", seed, seed, dur)
 	// A short log: a node restarted far behind catches up from a snapshot.
-	c := testutil.StartCluster(t, 3, append([]string{"--log-retain", "10"}, args...)...)
+	args = append([]string{"--log-retain", "10"}, args...)
+	var c *testutil.Cluster
+	if net != nil {
+		c = net.StartCluster(t, args...)
+	} else {
+		c = testutil.StartCluster(t, 3, args...)
+	}
 	clk := clock{start: time.Now()}
 	nem := newNemesis(t, c, seed, clk)
+	nem.net = net
 	h := &history{}
 
 	stop := make(chan struct{})
@@ -359,10 +381,13 @@ func checkUnderFaults(t *testing.T, dur time.Duration, args ...string) {
 	time.Sleep(min(dur/10, time.Second)) // some history before the first fault
 	for time.Now().Before(end) {
 		if i := nem.victim(); i >= 0 {
-			if nem.rng.IntN(2) == 0 {
+			switch nem.rng.IntN(3) {
+			case 0:
 				nem.killRestart(i, end)
-			} else {
+			case 1:
 				nem.isolate(i, end)
+			default:
+				nem.cut(i, end)
 			}
 		}
 		nem.sleep(300*time.Millisecond, 1500*time.Millisecond, end)

@@ -175,6 +175,7 @@ type event struct {
 type nemesis struct {
 	t     *testing.T
 	c     *testutil.Cluster
+	net   *testutil.Netns // the nodes' namespaces, if they run in some: partitions are the network's
 	rng   *rand.Rand
 	clock clock
 
@@ -250,18 +251,54 @@ func (n *nemesis) killRestart(i int, until time.Time) {
 	n.record(t0, "node %d (%s) killed, restarted", i+1, role)
 }
 
-// isolate cuts node i off from its peers' Raft traffic for 1-3 s.
+// isolate cuts node i off from its peers' Raft traffic for 1-3 s: in its
+// namespace, off the network; on loopback, by RAFT ISOLATE.
 func (n *nemesis) isolate(i int, until time.Time) {
 	t0 := n.clock.now()
 	role := n.role(i)
-	if err := raftIsolate(n.c.Nodes[i].Addr, "on"); err != nil {
-		n.t.Fatalf("RAFT ISOLATE on for node %d: %v", i+1, err)
+	n.setIsolated(i, true)
+	n.sleep(time.Second, 3*time.Second, until.Add(time.Second))
+	n.setIsolated(i, false)
+	if n.net != nil {
+		n.record(t0, "node %d (%s) off the network, back", i+1, role)
+	} else {
+		n.record(t0, "node %d (%s) isolated from its peers, healed", i+1, role)
+	}
+}
+
+func (n *nemesis) setIsolated(i int, on bool) {
+	if n.net != nil {
+		if err := n.net.Isolate(i, on); err != nil {
+			n.t.Fatal(err)
+		}
+		return
+	}
+	onOff := map[bool]string{true: "on", false: "off"}[on]
+	if err := raftIsolate(n.c.Nodes[i].Addr, onOff); err != nil {
+		n.t.Fatalf("RAFT ISOLATE %s for node %d: %v", onOff, i+1, err)
+	}
+}
+
+// cut drops the traffic between node i and another for 1-3 s, both still
+// reaching the third node and the clients: a partial partition, where
+// the node between them must not let either lead against the other. On
+// loopback, where only a whole node can be isolated, it isolates i.
+func (n *nemesis) cut(i int, until time.Time) {
+	if n.net == nil {
+		n.isolate(i, until)
+		return
+	}
+	j := (i + 1 + n.rng.IntN(len(n.c.Nodes)-1)) % len(n.c.Nodes)
+	t0 := n.clock.now()
+	roles := n.role(i) + ", " + n.role(j)
+	if err := n.net.Cut(i, j, true); err != nil {
+		n.t.Fatal(err)
 	}
 	n.sleep(time.Second, 3*time.Second, until.Add(time.Second))
-	if err := raftIsolate(n.c.Nodes[i].Addr, "off"); err != nil {
-		n.t.Fatalf("RAFT ISOLATE off for node %d: %v", i+1, err)
+	if err := n.net.Cut(i, j, false); err != nil {
+		n.t.Fatal(err)
 	}
-	n.record(t0, "node %d (%s) isolated from its peers, healed", i+1, role)
+	n.record(t0, "nodes %d and %d (%s) cut from each other, joined", i+1, j+1, roles)
 }
 
 // killAll SIGKILLs every node at once.
@@ -284,9 +321,7 @@ func (n *nemesis) heal() {
 			p.Restart(n.t)
 			continue
 		}
-		if err := raftIsolate(p.Addr, "off"); err != nil {
-			n.t.Fatalf("healing node %d: %v", i+1, err)
-		}
+		n.setIsolated(i, false)
 	}
 	n.record(t0, "healed: every node running and connected")
 }
