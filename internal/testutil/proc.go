@@ -62,7 +62,9 @@ func FreePort(t testing.TB) int {
 		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 			l.Close()
 			handedOut.ports[port] = true
-			return port
+			if claimPort(port) {
+				return port
+			}
 		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -71,6 +73,39 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// claimPort reserves port among the test processes that run at once (the
+// suite runs several packages, and test/compat passes, side by side): a
+// cluster's Raft ports are promised before its nodes start, and another
+// process's server once took one meanwhile. A claim is a file named after
+// the port holding the claiming process's PID, made whole by a link; a
+// claim whose process is gone is taken over.
+func claimPort(port int) bool {
+	dir := filepath.Join(os.TempDir(), "basalt-test-ports")
+	if os.MkdirAll(dir, 0o777) != nil {
+		return true // no registry: the listen check alone
+	}
+	path := filepath.Join(dir, strconv.Itoa(port))
+	for range 2 {
+		tmp, err := os.CreateTemp(dir, "claim-")
+		if err != nil {
+			return true
+		}
+		fmt.Fprint(tmp, os.Getpid())
+		tmp.Close()
+		err = os.Link(tmp.Name(), path)
+		os.Remove(tmp.Name())
+		if err == nil {
+			return true
+		}
+		b, _ := os.ReadFile(path)
+		if pid, _ := strconv.Atoi(string(b)); pid > 0 && syscall.Kill(pid, 0) != syscall.ESRCH {
+			return false // its process runs
+		}
+		os.Remove(path)
+	}
+	return false
 }
 
 // Proc is a server process started by a test. It can be killed, stopped and
