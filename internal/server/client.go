@@ -821,8 +821,11 @@ func (c *Client) proposeCommand(cmd *command.Command, rec shard.Record) {
 		p.Run.Command = cmd
 	}
 	if err := c.proposeHere(p); err != nil {
+		p.Err = err
+		if w := c.reply(); !c.redirectRefused(p) {
+			w.Error(proposeError(err))
+		}
 		putProposal(p)
-		c.reply().Error(proposeError(err))
 		return
 	}
 	c.pending = append(c.pending, p)
