@@ -106,3 +106,76 @@ func hasTag(key string) bool {
 	open := strings.IndexByte(key, '{')
 	return open >= 0 && strings.IndexByte(key[open+1:], '}') > 0
 }
+
+// TestClusterRedirect proves that the pass through a cluster (BASALT_NODES)
+// goes through redirects, keeping each connection's state: the tests' node
+// does not lead the keys' slot, so each connection's first keyed command is
+// answered MOVED and sent again to the slot's leader.
+func TestClusterRedirect(t *testing.T) {
+	if testutil.ShardMode() == 0 || testutil.NodesMode() < 2 {
+		t.Skip("the pass through a cluster (BASALT_NODES) only")
+	}
+	p := newPair(t)
+	redirected := func(d *testutil.Diff, want int) {
+		t.Helper()
+		if d.Got.Redirects != want {
+			t.Errorf("%d redirects, want %d", d.Got.Redirects, want)
+		}
+	}
+
+	t.Run("State", func(t *testing.T) {
+		d := p.diff(t)
+		d.Proto(3)
+		d.Run(`
+			CLIENT SETNAME probe
+			HSET h f v
+			HGETALL h
+			CLIENT GETNAME
+			GET h
+		`)
+		redirected(d, 1)
+	})
+
+	t.Run("Transaction", func(t *testing.T) {
+		d := p.diff(t)
+		d.Run(`
+			MULTI
+			SET k 1
+			INCR k
+			EXEC
+			GET k
+		`)
+		redirected(d, 1)
+	})
+
+	t.Run("Pipeline", func(t *testing.T) {
+		d := p.diff(t)
+		cmds := [][]string{{"SET", "a", "1"}, {"PING"}, {"INCR", "a"}, {"ECHO", "x"}, {"GET", "a"}}
+		for _, c := range []*testutil.Conn{d.Want, d.Got} {
+			for _, cmd := range cmds {
+				c.Send(testutil.Command(cmd...))
+			}
+		}
+		for _, cmd := range cmds {
+			if err := testutil.Compare(cmd, d.Want.Read(), d.Got.Read()); err != nil {
+				t.Error(err)
+			}
+		}
+		redirected(d, 1)
+	})
+
+	t.Run("Blocking", func(t *testing.T) {
+		d := p.diff(t)
+		b := newBlocker(t, p)
+		b.send("BLPOP", "l", "0")
+		settle()
+		d.Run(`
+			RPUSH l a
+			LLEN l
+		`)
+		b.expect(t, "BLPOP")
+		if b.got.Redirects != 1 {
+			t.Errorf("the blocked client: %d redirects, want 1", b.got.Redirects)
+		}
+	})
+}
