@@ -30,9 +30,9 @@ import (
 // MOVED too are sent again, the others keep their replies (they ran on the
 // old node, as a cluster client's keyless commands run anywhere).
 //
-// FLUSHALL and FLUSHDB are sent to every node, as redis-py's RedisCluster
-// does, so that a test starts on an empty key space whichever node it
-// dialed. A Conn stops following (its replies are read as they come) once
+// The commands in everyNode are sent to every node, as redis-py's
+// RedisCluster does, so that a test starts on an empty key space, and
+// finds its functions and scripts, whichever node it dialed. A Conn stops following (its replies are read as they come) once
 // it subscribes, sends MONITOR or CLIENT REPLY, or sends bytes that do not
 // parse as commands: then replies no longer answer one command each.
 
@@ -72,8 +72,7 @@ func clusterOf(addr string) []string {
 func Redirected() int64 { return redirects.Load() }
 
 // stateCommands are the commands whose success changes the connection in a
-// way a redirected connection must repeat; "CLIENT SETNAME" names a
-// subcommand.
+// way a redirected connection must repeat.
 var stateCommands = map[string]bool{
 	"HELLO": true, "AUTH": true, "SELECT": true, "READONLY": true, "READWRITE": true,
 	"CLIENT SETNAME": true, "CLIENT TRACKING": true, "CLIENT NO-EVICT": true,
@@ -82,8 +81,23 @@ var stateCommands = map[string]bool{
 
 // streamCommands make replies stop matching commands one to one.
 var streamCommands = map[string]bool{
-	"SUBSCRIBE": true, "PSUBSCRIBE": true, "SSUBSCRIBE": true, "MONITOR": true,
-	"CLIENT REPLY": true, "SYNC": true, "PSYNC": true,
+	"MONITOR": true, "CLIENT REPLY": true, "SYNC": true, "PSYNC": true,
+}
+
+// subscribeCommands answer with pushes in RESP3, one a channel: the first
+// is the command's reply, the others come as pushes do. In RESP2 the
+// subscribed connection's messages are replies, so it stops following.
+var subscribeCommands = map[string]bool{
+	"SUBSCRIBE": true, "PSUBSCRIBE": true, "SSUBSCRIBE": true,
+	"UNSUBSCRIBE": true, "PUNSUBSCRIBE": true, "SUNSUBSCRIBE": true,
+}
+
+// everyNode are the commands that, once they succeed, the Conn sends to the
+// cluster's other nodes too (redis-py's RedisCluster sends them to every
+// primary).
+var everyNode = map[string]bool{
+	"FLUSHALL": true, "FLUSHDB": true, "SCRIPT LOAD": true, "SCRIPT FLUSH": true,
+	"FUNCTION LOAD": true, "FUNCTION DELETE": true, "FUNCTION FLUSH": true, "FUNCTION RESTORE": true,
 }
 
 // blockingCommands may block; the Conn reads their MOVED at once (see
@@ -107,12 +121,14 @@ type follow struct {
 	unparsed   []byte  // sent bytes not yet a whole command
 	state      []*call // stateCommands that succeeded, in order
 	multi      []*call // MULTI and the commands queued since, inside MULTI
+	resp3      bool
 	redirected bool
 }
 
 // call is one command sent, and its reply once read from the socket.
 type call struct {
 	name   string // upper case; with the subcommand for CLIENT
+	arg    string // the first argument (HELLO's protocol)
 	raw    []byte // the command's bytes as sent
 	hops   int
 	done   bool
@@ -153,6 +169,9 @@ func (c *Conn) sent(raw []byte) {
 		}
 		if len(args) > 0 {
 			cl := &call{name: commandName(args), raw: bytes.Clone(f.unparsed[:n])}
+			if len(args) > 1 {
+				cl.arg = args[1]
+			}
 			f.calls = append(f.calls, cl)
 			if blockingCommands[cl.name] {
 				blocking = cl
@@ -220,7 +239,7 @@ func (c *Conn) advance() error {
 		return err
 	}
 	i := f.waiting()
-	if i < 0 || r.Kind == '>' && !streamCommands[f.calls[i].name] {
+	if i < 0 || r.Kind == '>' && !subscribeCommands[f.calls[i].name] {
 		// A push (or a reply nothing asked for) comes before the replies
 		// still awaited.
 		if i < 0 {
@@ -309,30 +328,33 @@ func (c *Conn) roundTrip(raw []byte) (Reply, error) {
 func (c *Conn) completed(cl *call) error {
 	f := c.follow
 	switch {
-	case streamCommands[cl.name]:
-		f.stop(c)
 	case cl.name == "RESET":
-		f.state, f.multi = nil, nil
+		f.state, f.multi, f.resp3 = nil, nil, false
 	case f.multi != nil:
 		if cl.name == "EXEC" || cl.name == "DISCARD" {
 			f.multi = nil
 		} else {
 			f.multi = append(f.multi, cl)
 		}
+	case streamCommands[cl.name] || subscribeCommands[cl.name] && !f.resp3:
+		f.stop(c)
 	case cl.reply.IsError():
 	case cl.name == "MULTI":
 		f.multi = []*call{cl}
 	case stateCommands[cl.name]:
 		f.state = append(f.state, cl)
-	case cl.name == "FLUSHALL" || cl.name == "FLUSHDB":
-		return c.flushOthers(cl)
+		if cl.name == "HELLO" && cl.arg != "" {
+			f.resp3 = cl.arg == "3"
+		}
+	case everyNode[cl.name]:
+		return c.sendToOthers(cl)
 	}
 	return nil
 }
 
-// flushOthers sends cl (FLUSHALL or FLUSHDB) to the cluster's other nodes,
-// set up as this connection is.
-func (c *Conn) flushOthers(cl *call) error {
+// sendToOthers sends cl (everyNode) to the cluster's other nodes, on
+// connections set up as this one is.
+func (c *Conn) sendToOthers(cl *call) error {
 	for _, addr := range c.follow.cluster {
 		if addr == c.Addr {
 			continue
@@ -357,10 +379,11 @@ func (c *Conn) flushOthers(cl *call) error {
 	return nil
 }
 
-// commandName is args' command in upper case, with CLIENT's subcommand.
+// commandName is args' command in upper case, with the subcommand of
+// CLIENT, SCRIPT and FUNCTION.
 func commandName(args []string) string {
 	name := strings.ToUpper(args[0])
-	if name == "CLIENT" && len(args) > 1 {
+	if (name == "CLIENT" || name == "SCRIPT" || name == "FUNCTION") && len(args) > 1 {
 		name += " " + strings.ToUpper(args[1])
 	}
 	return name
