@@ -32,9 +32,10 @@ import (
 //
 // The commands in everyNode are sent to every node, as redis-py's
 // RedisCluster does, so that a test starts on an empty key space, and
-// finds its functions and scripts, whichever node it dialed. A Conn stops following (its replies are read as they come) once
-// it subscribes, sends MONITOR or CLIENT REPLY, or sends bytes that do not
-// parse as commands: then replies no longer answer one command each.
+// finds its functions and scripts, whichever node it dialed. A Conn stops
+// following (its replies are read as they come) once it subscribes in
+// RESP2, sends MONITOR or CLIENT REPLY, or sends bytes that do not parse as
+// commands: then replies no longer answer one command each.
 
 var (
 	clustersMu sync.Mutex
@@ -76,7 +77,7 @@ func Redirected() int64 { return redirects.Load() }
 var stateCommands = map[string]bool{
 	"HELLO": true, "AUTH": true, "SELECT": true, "READONLY": true, "READWRITE": true,
 	"CLIENT SETNAME": true, "CLIENT TRACKING": true, "CLIENT NO-EVICT": true,
-	"CLIENT NO-TOUCH": true, "CLIENT SETINFO": true, "CLIENT CACHING": true,
+	"CLIENT NO-TOUCH": true, "CLIENT SETINFO": true,
 }
 
 // streamCommands make replies stop matching commands one to one.
@@ -121,6 +122,7 @@ type follow struct {
 	unparsed   []byte  // sent bytes not yet a whole command
 	state      []*call // stateCommands that succeeded, in order
 	multi      []*call // MULTI and the commands queued since, inside MULTI
+	caching    *call   // CLIENT CACHING, if the last call; it is for the next
 	resp3      bool
 	redirected bool
 }
@@ -271,6 +273,7 @@ func movedTo(r Reply) (string, bool) {
 func (c *Conn) redirect(i int, addr string) error {
 	f := c.follow
 	f.calls[i].hops++
+	caching := f.caching // what the later calls' replies would forget
 	for _, cl := range f.calls[i+1:] {
 		if cl.done {
 			continue
@@ -306,6 +309,11 @@ func (c *Conn) redirect(i int, addr string) error {
 			return err
 		}
 	}
+	if caching != nil {
+		if _, err := c.roundTrip(caching.raw); err != nil {
+			return err
+		}
+	}
 	for _, cl := range f.calls {
 		if !cl.done {
 			if err := c.write(cl.raw); err != nil {
@@ -327,7 +335,10 @@ func (c *Conn) roundTrip(raw []byte) (Reply, error) {
 // completed notes what a call's reply changed in the connection.
 func (c *Conn) completed(cl *call) error {
 	f := c.follow
+	f.caching = nil
 	switch {
+	case cl.name == "CLIENT CACHING" && f.multi == nil && !cl.reply.IsError():
+		f.caching = cl
 	case cl.name == "RESET":
 		f.state, f.multi, f.resp3 = nil, nil, false
 	case f.multi != nil:
