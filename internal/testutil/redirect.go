@@ -118,11 +118,12 @@ const movedWait = time.Second
 // follow is a following Conn's record of its calls and state.
 type follow struct {
 	cluster    []string
-	calls      []*call // sent, reply not read by the test yet, in order
-	unparsed   []byte  // sent bytes not yet a whole command
-	state      []*call // stateCommands that succeeded, in order
-	multi      []*call // MULTI and the commands queued since, inside MULTI
-	caching    *call   // CLIENT CACHING, if the last call; it is for the next
+	calls      []*call             // sent, reply not read by the test yet, in order
+	unparsed   []byte              // sent bytes not yet a whole command
+	state      []*call             // stateCommands that succeeded, in order
+	multi      []*call             // MULTI and the commands queued since, inside MULTI
+	caching    *call               // CLIENT CACHING, if the last call; it is for the next
+	subs       map[string][]string // SUBSCRIBE and PSUBSCRIBE: the channels, patterns (RESP3)
 	resp3      bool
 	redirected bool
 }
@@ -130,7 +131,7 @@ type follow struct {
 // call is one command sent, and its reply once read from the socket.
 type call struct {
 	name   string // upper case; with the subcommand for CLIENT
-	arg    string // the first argument (HELLO's protocol)
+	args   []string
 	raw    []byte // the command's bytes as sent
 	hops   int
 	done   bool
@@ -170,10 +171,7 @@ func (c *Conn) sent(raw []byte) {
 			break
 		}
 		if len(args) > 0 {
-			cl := &call{name: commandName(args), raw: bytes.Clone(f.unparsed[:n])}
-			if len(args) > 1 {
-				cl.arg = args[1]
-			}
+			cl := &call{name: commandName(args), args: args, raw: bytes.Clone(f.unparsed[:n])}
 			f.calls = append(f.calls, cl)
 			if blockingCommands[cl.name] {
 				blocking = cl
@@ -304,6 +302,16 @@ func (c *Conn) redirect(i int, addr string) error {
 			return fmt.Errorf("setting up the connection MOVED to %s again, %s: %v %v", addr, cl.name, r, err)
 		}
 	}
+	for cmd, names := range f.subs { // a push a name
+		if err := c.write(Command(append([]string{cmd}, names...)...)); err != nil {
+			return err
+		}
+		for range names {
+			if _, _, err := c.readSocket(); err != nil {
+				return err
+			}
+		}
+	}
 	for _, cl := range f.multi { // their errors were the old connection's too
 		if _, err := c.roundTrip(cl.raw); err != nil {
 			return err
@@ -340,7 +348,7 @@ func (c *Conn) completed(cl *call) error {
 	case cl.name == "CLIENT CACHING" && f.multi == nil && !cl.reply.IsError():
 		f.caching = cl
 	case cl.name == "RESET":
-		f.state, f.multi, f.resp3 = nil, nil, false
+		f.state, f.multi, f.resp3, f.subs = nil, nil, false, nil
 	case f.multi != nil:
 		if cl.name == "EXEC" || cl.name == "DISCARD" {
 			f.multi = nil
@@ -354,9 +362,13 @@ func (c *Conn) completed(cl *call) error {
 		f.multi = []*call{cl}
 	case stateCommands[cl.name]:
 		f.state = append(f.state, cl)
-		if cl.name == "HELLO" && cl.arg != "" {
-			f.resp3 = cl.arg == "3"
+		if cl.name == "HELLO" && len(cl.args) > 1 {
+			f.resp3 = cl.args[1] == "3"
 		}
+	case cl.name == "SUBSCRIBE" || cl.name == "PSUBSCRIBE":
+		f.subscribed(cl.name, true, cl.args[1:])
+	case cl.name == "UNSUBSCRIBE" || cl.name == "PUNSUBSCRIBE":
+		f.subscribed(cl.name[2:], false, cl.args[1:])
 	case everyNode[cl.name]:
 		return c.sendToOthers(cl)
 	}
@@ -388,6 +400,30 @@ func (c *Conn) sendToOthers(cl *call) error {
 		other.Close()
 	}
 	return nil
+}
+
+// subscribed notes a RESP3 connection's (un)subscription to names (none:
+// all) with cmd, SUBSCRIBE or PSUBSCRIBE, to repeat on a redirect. Shard
+// channels stay where they are: they belong to their slot's node.
+func (f *follow) subscribed(cmd string, on bool, names []string) {
+	if f.subs == nil {
+		f.subs = map[string][]string{}
+	}
+	switch {
+	case on:
+		for _, n := range names {
+			if !slices.Contains(f.subs[cmd], n) {
+				f.subs[cmd] = append(f.subs[cmd], n)
+			}
+		}
+	case len(names) == 0:
+		delete(f.subs, cmd)
+	default:
+		f.subs[cmd] = slices.DeleteFunc(f.subs[cmd], func(n string) bool { return slices.Contains(names, n) })
+	}
+	if len(f.subs[cmd]) == 0 {
+		delete(f.subs, cmd)
+	}
 }
 
 // commandName is args' command in upper case, with the subcommand of
