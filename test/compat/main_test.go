@@ -95,7 +95,6 @@ var nodeSkips = map[string]string{
 	"TestDumpRestoreNotify":          "keyspace notifications are the node's (see TestKeyspaceNotifications)",
 	"TestTracking/Info":              "INFO's tracking figures are the node's; the tracked reads ran on the node the connection was redirected to",
 	"TestScriptBusy/InMulti":         "the busy script runs on the keys' node; the connection that waits for BUSY is on the node it dialed",
-	"TestScriptBusy/ReadOnly":        "the busy script runs on the keys' node; the connection that waits for BUSY is on the node it dialed",
 }
 
 // tagKeys prefixes {t} to each key argument of a command (as COMMAND
