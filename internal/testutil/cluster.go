@@ -196,6 +196,13 @@ func ShardMode() int {
 	return n
 }
 
+// NodesMode reports whether BASALT_NODES asks the cluster-mode pass
+// (BASALT_SHARDS) to run through a cluster of that many nodes.
+func NodesMode() int {
+	n, _ := strconv.Atoi(os.Getenv("BASALT_NODES"))
+	return n
+}
+
 // StartRedisCluster starts redis-server in cluster mode holding every slot,
 // and waits for its cluster to be ok.
 func StartRedisCluster(t testing.TB) *Proc {

@@ -26,10 +26,16 @@ type Conn struct {
 	Addr    string
 	Timeout time.Duration // per call; DefaultTimeout unless changed
 
-	t   testing.TB
-	nc  net.Conn
-	br  *bufio.Reader
-	raw []byte // exact bytes of the last reply read
+	// Redirects counts the MOVED replies this Conn followed (redirect.go).
+	Redirects int
+
+	t         testing.TB
+	dialer    net.Dialer
+	nc        net.Conn
+	br        *bufio.Reader
+	raw       []byte  // exact bytes of the last reply read
+	follow    *follow // set where the Conn follows MOVED
+	followErr error   // met while following, for the next read
 }
 
 // Dial connects to addr; the connection is closed in t.Cleanup.
@@ -65,19 +71,29 @@ func dialWith(t testing.TB, network, addr string, d net.Dialer) *Conn {
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
-	c := &Conn{Addr: addr, Timeout: DefaultTimeout, t: t, nc: nc, br: bufio.NewReader(nc)}
+	c := newConn(addr, d, nc)
+	c.t = t
 	t.Cleanup(c.Close)
+	return c
+}
+
+func newConn(addr string, d net.Dialer, nc net.Conn) *Conn {
+	c := &Conn{Addr: addr, Timeout: DefaultTimeout, dialer: d, nc: nc, br: bufio.NewReader(nc)}
+	if cluster := clusterOf(addr); cluster != nil {
+		c.follow = &follow{cluster: cluster}
+	}
 	return c
 }
 
 // DialErr connects to addr without a test: for helpers that poll servers
 // and goroutines. The caller closes the connection.
 func DialErr(addr string) (*Conn, error) {
-	nc, err := net.DialTimeout("tcp", addr, DefaultTimeout)
+	d := net.Dialer{Timeout: DefaultTimeout}
+	nc, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{Addr: addr, Timeout: DefaultTimeout, nc: nc, br: bufio.NewReader(nc)}, nil
+	return newConn(addr, d, nc), nil
 }
 
 // Command encodes args as a RESP multibulk command.
@@ -136,6 +152,16 @@ func (c *Conn) Send(raw []byte) {
 
 // SendErr is Send returning the error.
 func (c *Conn) SendErr(raw []byte) error {
+	if err := c.write(raw); err != nil {
+		return err
+	}
+	if c.follow != nil {
+		c.sent(raw)
+	}
+	return nil
+}
+
+func (c *Conn) write(raw []byte) error {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.Timeout))
 	_, err := c.nc.Write(raw)
 	return err
@@ -160,11 +186,22 @@ func (c *Conn) ReadRaw() (Reply, []byte) {
 
 // ReadErr is Read returning the error (io.EOF when the server closed).
 func (c *Conn) ReadErr() (Reply, error) {
+	if c.follow != nil {
+		r, raw, err := c.readFollowing()
+		c.raw = raw
+		return r, err
+	}
+	r, raw, err := c.readSocket()
+	c.raw = raw
+	return r, err
+}
+
+// readSocket reads one reply from the connection.
+func (c *Conn) readSocket() (Reply, []byte, error) {
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.Timeout))
 	p := parser{r: c.br}
 	r, err := p.reply()
-	c.raw = p.raw
-	return r, err
+	return r, p.raw, err
 }
 
 // Reply is one RESP2 or RESP3 reply. Compare replies by String(): two replies

@@ -3,7 +3,6 @@ package testutil
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,11 +31,13 @@ func StartPair(t testing.TB) (redis, basalt *Proc) {
 	t.Helper()
 	if n := ShardMode(); n > 0 {
 		// BASALT_SHARDS=4: against Redis Cluster's rules, on both sides;
-		// with BASALT_NODES=3, on the node of a 3-node cluster that leads
-		// the slot of the keys' hash tag (KeyTag).
+		// with BASALT_NODES=3, through a 3-node cluster, as a cluster
+		// client: on a node that does not lead the slot of the keys' hash
+		// tag (KeyTag), every Conn dialed to the cluster following MOVED
+		// (redirect.go).
 		redis = StartRedisCluster(t)
 		args := []string{"--cluster-enabled", "yes", "--cluster-shards", strconv.Itoa(n)}
-		nodes, _ := strconv.Atoi(os.Getenv("BASALT_NODES"))
+		nodes := NodesMode()
 		if nodes < 2 {
 			return redis, StartBasalt(t, "", args...)
 		}
@@ -45,7 +46,12 @@ func StartPair(t testing.TB) (redis, basalt *Proc) {
 		}
 		c := StartCluster(t, nodes, args...)
 		c.WaitBalanced(t, 20*time.Second, n/nodes)
-		return redis, c.Nodes[c.SlotLeader(t, "{t}")]
+		var addrs []string
+		for _, p := range c.Nodes {
+			addrs = append(addrs, p.Addr)
+		}
+		followMoved(t, addrs)
+		return redis, c.Nodes[(c.SlotLeader(t, "{t}")+1)%nodes]
 	}
 	redis = StartRedis(t)
 	if n := ClusterMode(); n > 1 {
