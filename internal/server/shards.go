@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"basalt/internal/cluster"
@@ -237,9 +238,15 @@ func openShard(dir string, o store.Options, sc shard.Config, apply shard.Applier
 // closeShards stops the groups, closes their stores, then the host and
 // the engine of their logs (either may be nil).
 func closeShards(shards []*shard.Shard, host *shard.Host, raftLog *raftlog.Engine) error {
+	// Together: each leader hands its shard over (shard.Close), which may
+	// wait for a follower, and a node's last shards find none.
+	var wg sync.WaitGroup
+	for _, sh := range shards {
+		wg.Go(sh.Close)
+	}
+	wg.Wait()
 	var first error
 	for _, sh := range shards {
-		sh.Close()
 		st := sh.Store()
 		if err := st.SyncWAL(); err != nil {
 			slog.Error("final sync", "err", err)

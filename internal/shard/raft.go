@@ -197,7 +197,7 @@ func openNode(s *Shard, cfg Config) (*node, error) {
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:              cfg.ID,
 		ElectionTick:    cfg.ElectionTicks,
-		HeartbeatTick:   2,
+		HeartbeatTick:   heartbeatTicks,
 		Storage:         snapStorage{lg, s},
 		Applied:         min(s.applied.Load(), hs.Commit),
 		MaxSizePerMsg:   1 << 20,
@@ -635,9 +635,10 @@ func sortedIDs[V any](m map[uint64]V) []uint64 {
 // clients a moment instead of an election timeout. Raft forgets whom it
 // heard from at each quorum check, every election timeout, and hears a
 // live follower again within a heartbeat, so while this node leads a
-// follower not heard from (or still catching up) is looked at again until
-// the deadline: a caller that tries once every election timeout
-// (balanceLeaders) could otherwise look just after each check.
+// follower not heard from is looked at again for a few heartbeats (one
+// catching up, until the deadline): a caller that tries once every
+// election timeout (balanceLeaders) could otherwise look just after each
+// check. A target that does not take over is given up for another.
 //
 // As Redis's manual failover pauses writes until the replica has them,
 // the shard takes no new write once a target is found, until the writes
@@ -646,37 +647,60 @@ func sortedIDs[V any](m map[uint64]V) []uint64 {
 // there: MOVED, or the proxy), not dropped by raft mid-transfer with an
 // unknown outcome.
 func (n *node) transferLeadership(to uint64, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	var target uint64
-	for {
-		var wait bool
-		if target, wait = n.transferTarget(to); target != 0 {
-			break
+	start := time.Now()
+	deadline := start.Add(timeout)
+	// A live follower is heard again within a heartbeat of the quorum
+	// check, and a caught-up one takes over within a round trip or two:
+	// one still silent after a few heartbeats is gone (stopped, or cut
+	// off), as are all a cluster's last node's when it stops, and one that
+	// has not taken over by then died since raft last heard from it.
+	patience := 4 * heartbeatTicks * n.s.cfg.TickInterval
+	held := false
+	defer func() {
+		if held {
+			n.s.holdWrites(false)
 		}
-		if !wait || time.Now().After(deadline) {
+	}()
+	tried := map[uint64]bool{}
+	for n.s.leadTerm.Load() != 0 && time.Now().Before(deadline) {
+		target, quiet, behind := n.transferTarget(to, tried)
+		if target == 0 {
+			if !behind && !(quiet && time.Since(start) < patience) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if !held {
+			n.s.holdWrites(true)
+			held = true
+			for !n.s.drained.Load() {
+				if n.s.leadTerm.Load() == 0 || time.Now().After(deadline) {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		n.do(func() {
+			if n.rn.BasicStatus().RaftState == raft.StateLeader {
+				n.rn.TransferLeader(target)
+			}
+		})
+		for until := time.Now().Add(patience / 2); n.s.leadTerm.Load() != 0 && time.Now().Before(until) && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n.s.leadTerm.Load() == 0 {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	n.s.holdWrites(true)
-	defer n.s.holdWrites(false)
-	for !n.s.drained.Load() {
-		if n.s.leadTerm.Load() == 0 || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	n.do(func() {
-		if n.rn.BasicStatus().RaftState == raft.StateLeader {
-			n.rn.TransferLeader(target)
-		}
-	})
-	// Past the deadline, writes go on only once raft gave the transfer up
-	// (after an election timeout): until then it refuses them.
-	for n.s.leadTerm.Load() != 0 && (time.Now().Before(deadline) || n.transferring()) {
-		time.Sleep(10 * time.Millisecond)
+		// Give it up (a transfer to oneself aborts raft's), so that raft
+		// takes writes again, and try another.
+		n.do(func() { n.rn.TransferLeader(n.s.cfg.ID) })
+		tried[target] = true
 	}
 }
+
+// heartbeatTicks is how often a leader sends heartbeats, in ticks.
+const heartbeatTicks = 2
 
 // transferLag is how many entries a follower may miss and still be handed
 // leadership at once: raft hands over once it has them all, and holds
@@ -684,10 +708,10 @@ func (n *node) transferLeadership(to uint64, timeout time.Duration) {
 const transferLag = 64
 
 // transferTarget, if this node leads, picks the most up-to-date voter (to,
-// if not 0) that raft heard from lately and that is caught up, and returns
-// it; else 0, and whether to look again: a voter that would do once
-// heard from or caught up.
-func (n *node) transferTarget(to uint64) (target uint64, wait bool) {
+// if not 0; none tried) that raft heard from lately and that is caught up,
+// and returns it; else 0, and whether a voter would do once heard from
+// (quiet) or caught up (behind).
+func (n *node) transferTarget(to uint64, tried map[uint64]bool) (target uint64, quiet, behind bool) {
 	n.do(func() {
 		rs := n.rn.Status()
 		if rs.RaftState != raft.StateLeader {
@@ -697,15 +721,17 @@ func (n *node) transferTarget(to uint64) (target uint64, wait bool) {
 		best := uint64(0)
 		for id, pr := range rs.Progress {
 			switch {
-			case id == rs.ID || pr.IsLearner || to != 0 && id != to:
-			case !pr.RecentActive || pr.State != tracker.StateReplicate || pr.Match+transferLag < last:
-				wait = true
+			case id == rs.ID || pr.IsLearner || to != 0 && id != to || tried[id]:
+			case !pr.RecentActive || pr.State == tracker.StateProbe: // Probe: also after the transport failed to reach it
+				quiet = true
+			case pr.State != tracker.StateReplicate || pr.Match+transferLag < last:
+				behind = true
 			case pr.Match >= best:
 				target, best = id, pr.Match
 			}
 		}
 	})
-	return target, wait
+	return target, quiet, behind
 }
 
 // transferring reports whether raft is handing leadership over.
