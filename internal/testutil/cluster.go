@@ -207,7 +207,9 @@ func NodesMode() int {
 // and waits for its cluster to be ok.
 func StartRedisCluster(t testing.TB) *Proc {
 	t.Helper()
-	p := StartRedis(t, "--cluster-enabled", "yes")
+	// Its bus port, claimed as the client port is: by default it is the
+	// client port + 10000, which another test's server may hold.
+	p := StartRedis(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(FreePort(t)))
 	c := Dial(t, p.Addr)
 	defer c.Close()
 	if r := c.Do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); r.String() != "+OK" {
