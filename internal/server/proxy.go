@@ -308,7 +308,8 @@ func (c *Client) lostSlot(err error, argv [][]byte, rerun bool) bool {
 	case slot < 0:
 		return false
 	case c.proxy && rerun:
-		c.reroute(upReply{again: argv}, slot)
+		kind := kindOf(argv) // a read is sent again if its connection fails too
+		c.reroute(upReply{again: argv, read: kind != nil && readsOnly(command.Lookup(argv[0]), kind)}, slot)
 	default:
 		c.out.Error(c.moved(slot))
 	}
