@@ -69,9 +69,14 @@ func TestQueryBuffer(t *testing.T) {
 		orig[i] = q + free
 	}
 	time.Sleep(300 * time.Millisecond) // the cron samples it
-	compare("client_recent_max_input_buffer", func(s side) string {
-		return strconv.FormatInt(infoField(t, s.obs, "clients", "client_recent_max_input_buffer"), 10)
-	})
+	// Redis's sample also counts the arguments of a command being read
+	// (argv_len_sum and the argv array): a cron that ran while the 400 KB
+	// SET came in, its buffer grown and SET x parsed, adds those few
+	// bytes. basalt's matches the sample taken between commands.
+	want, got := infoField(t, sides[0].obs, "clients", "client_recent_max_input_buffer"), infoField(t, sides[1].obs, "clients", "client_recent_max_input_buffer")
+	if got > want || want-got > 64 {
+		t.Errorf("client_recent_max_input_buffer:\n  want: %d (or up to 64 bytes of a command being read less)\n  got:  %d", want, got)
+	}
 
 	// Smaller commands let the cron shrink it to their peak, within a
 	// second; how far depends on when the cron ran.
